@@ -1,0 +1,18 @@
+#pragma once
+// Randomness and hashing for ids and API-key secrets (OpenSSL underneath).
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace fl {
+
+// Fills `out` from the OS CSPRNG; aborts the process if none is available (no weak fallback).
+void random_bytes(unsigned char* out, std::size_t size);
+// Lowercase hex of `size` random bytes.
+[[nodiscard]] std::string random_hex(std::size_t size);
+// Raw 32-byte SHA-256 digest.
+[[nodiscard]] std::string sha256(std::string_view data);
+// Comparison whose time does not depend on where the inputs differ.
+[[nodiscard]] bool constant_time_equal(std::string_view a, std::string_view b);
+
+}  // namespace fl

@@ -1,0 +1,64 @@
+#include "core/ids.hpp"
+
+#include <cstring>
+
+#include "core/crypto.hpp"
+
+namespace fl {
+
+uuid uuid::random() {
+  uuid id;
+  random_bytes(id.bytes.data(), id.bytes.size());
+  id.bytes[6] = static_cast<std::uint8_t>((id.bytes[6] & 0x0F) | 0x40);  // version 4
+  id.bytes[8] = static_cast<std::uint8_t>((id.bytes[8] & 0x3F) | 0x80);  // RFC 4122 variant
+  return id;
+}
+
+namespace {
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::optional<uuid> uuid::parse(std::string_view text) {
+  if (text.size() != 36) return std::nullopt;
+  uuid id;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (text[i] != '-') return std::nullopt;
+      ++i;
+      continue;
+    }
+    const int hi = hex_value(text[i]);
+    const int lo = hex_value(text[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    id.bytes[out++] = static_cast<std::uint8_t>(hi * 16 + lo);
+    i += 2;
+  }
+  return id;
+}
+
+std::optional<uuid> uuid::from_bytes(std::string_view raw) {
+  if (raw.size() < 16) return std::nullopt;
+  uuid id;
+  std::memcpy(id.bytes.data(), raw.data(), 16);
+  return id;
+}
+
+std::string uuid::str() const {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(36);
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(digits[bytes[i] >> 4]);
+    out.push_back(digits[bytes[i] & 0x0F]);
+  }
+  return out;
+}
+
+}  // namespace fl

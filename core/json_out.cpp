@@ -1,0 +1,101 @@
+#include "core/json_out.hpp"
+
+#include <boost/json/value.hpp>
+#include <charconv>
+#include <cmath>
+
+namespace fl {
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out.push_back(hex[c >> 4]);
+          out.push_back(hex[c & 0x0F]);
+        } else {
+          out.push_back(ch);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void append_json_double(std::string& out, double d) {
+  if (!std::isfinite(d)) {  // JSON has no NaN/Infinity
+    out += "null";
+    return;
+  }
+  char buf[64];
+  const double magnitude = std::fabs(d);
+  const bool exponent = magnitude != 0.0 && (magnitude >= 1e21 || magnitude < 1e-6);
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d,
+                                 exponent ? std::chars_format::scientific : std::chars_format::fixed);
+  std::string_view text(buf, static_cast<std::size_t>(end - buf));
+  out += text;
+  if (!exponent && text.find('.') == std::string_view::npos) out += ".0";
+}
+
+void append_json(std::string& out, const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null: out += "null"; break;
+    case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
+    case boost::json::kind::int64: {
+      char buf[24];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_int64());
+      out.append(buf, end);
+      break;
+    }
+    case boost::json::kind::uint64: {
+      char buf[24];
+      auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_uint64());
+      out.append(buf, end);
+      break;
+    }
+    case boost::json::kind::double_: append_json_double(out, v.get_double()); break;
+    case boost::json::kind::string: append_json_string(out, v.get_string()); break;
+    case boost::json::kind::array: {
+      out.push_back('[');
+      bool first = true;
+      for (const auto& item : v.get_array()) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json(out, item);
+      }
+      out.push_back(']');
+      break;
+    }
+    case boost::json::kind::object: {
+      out.push_back('{');
+      bool first = true;
+      for (const auto& [key, item] : v.get_object()) {
+        if (!first) out.push_back(',');
+        first = false;
+        append_json_string(out, key);
+        out.push_back(':');
+        append_json(out, item);
+      }
+      out.push_back('}');
+      break;
+    }
+  }
+}
+
+std::string to_json(const boost::json::value& v) {
+  std::string out;
+  append_json(out, v);
+  return out;
+}
+
+}  // namespace fl

@@ -1,0 +1,22 @@
+#pragma once
+// Timestamps are signed microseconds since the Unix epoch, UTC, everywhere inside fieldline.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fl {
+
+using micros = std::int64_t;
+
+[[nodiscard]] micros now_micros();
+// ISO 8601 UTC with microseconds and `Z`: 2024-08-13T13:11:04.080107Z
+[[nodiscard]] std::string format_iso(micros t);
+// Accepts what clients send (wire-contract.md): ISO 8601 with `Z`, an offset (`+02:00`, `+0200`),
+// an offset whose `+` arrived as a space, no zone (= UTC), unix seconds, or `YYYY-MM-DD`.
+[[nodiscard]] std::optional<micros> parse_timestamp(std::string_view text);
+
+// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+[[nodiscard]] std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
+
+}  // namespace fl

@@ -1,0 +1,34 @@
+#pragma once
+// Every RocksDB column family, declared once: its name and how its keys are laid out.
+// Keys are big-endian binary, so byte order is the order we want to iterate in.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace fl::storage {
+
+enum class family : std::uint8_t {
+  meta,     // records: mandate(16) | kind(1) | id(16) [| child id(16)]; global records use the nil mandate
+  index,    // secondary indexes: mandate(16) | index kind(1) | lookup key bytes -> target id(s)
+  packets,  // mandate(16) | device(16) | transceived_at(8) | packet id(16)            (issue 4)
+  readings, // mandate(16) | device(16) | measured_at(8) | reading id(16)             (issue 4)
+  jobs,     // persistent jobs such as reparse: mandate(16) | job id(16)               (issue 4)
+};
+
+struct family_spec {
+  family id;
+  std::string_view name;
+  // Bytes that form the prefix used for bloom filters and prefix scans (0: none).
+  std::size_t prefix_length;
+};
+
+inline constexpr std::array<family_spec, 5> all_families{{
+    {family::meta, "meta", 0},
+    {family::index, "index", 0},
+    {family::packets, "packets", 32},
+    {family::readings, "readings", 32},
+    {family::jobs, "jobs", 0},
+}};
+
+}  // namespace fl::storage

@@ -1,0 +1,194 @@
+#include "storage/database.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/options_util.h>
+#include <rocksdb/write_batch.h>
+
+#include <vector>
+
+namespace fl::storage {
+
+namespace {
+
+error map_status(const rocksdb::Status& s, std::string_view what) {
+  std::string message = std::string(what) + ": " + s.ToString();
+  if (s.IsCorruption()) return {errc::corruption, std::move(message)};
+  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut() || s.IsIncomplete()) return {errc::busy, std::move(message)};
+  if (s.IsInvalidArgument() || s.IsNotSupported()) return {errc::invalid, std::move(message)};
+  return {errc::io, std::move(message)};
+}
+
+rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+
+rocksdb::ColumnFamilyOptions family_options(const family_spec& spec,
+                                            const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions options;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.whole_key_filtering = spec.prefix_length == 0;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  if (spec.prefix_length > 0) {
+    options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
+  }
+  options.compression = rocksdb::kLZ4Compression;
+  return options;
+}
+
+}  // namespace
+
+std::string prefix_successor(std::string_view prefix) {
+  std::string next(prefix);
+  while (!next.empty()) {
+    auto& last = reinterpret_cast<unsigned char&>(next.back());
+    if (last != 0xFF) {
+      ++last;
+      return next;
+    }
+    next.pop_back();
+  }
+  return next;
+}
+
+// ---- write_batch ----
+
+struct write_batch::impl {
+  rocksdb::WriteBatch batch;
+  const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
+  rocksdb::Status status;  // first failure while building; reported by database::write
+
+  rocksdb::ColumnFamilyHandle* handle(family f) const { return handles->at(static_cast<std::size_t>(f)); }
+  void keep(rocksdb::Status s) {
+    if (status.ok() && !s.ok()) status = std::move(s);
+  }
+};
+
+write_batch::write_batch(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+write_batch::~write_batch() = default;
+write_batch::write_batch(write_batch&&) noexcept = default;
+write_batch& write_batch::operator=(write_batch&&) noexcept = default;
+
+void write_batch::put(family f, std::string_view key, std::string_view value) {
+  impl_->keep(impl_->batch.Put(impl_->handle(f), slice(key), slice(value)));
+}
+
+void write_batch::erase(family f, std::string_view key) {
+  impl_->keep(impl_->batch.Delete(impl_->handle(f), slice(key)));
+}
+
+void write_batch::erase_prefix(family f, std::string_view prefix) {
+  const std::string end = prefix_successor(prefix);
+  if (prefix.empty() || end.empty()) {
+    impl_->keep(rocksdb::Status::InvalidArgument("erase_prefix needs a non-empty bounded prefix"));
+    return;
+  }
+  impl_->keep(impl_->batch.DeleteRange(impl_->handle(f), slice(prefix), end));
+}
+
+std::size_t write_batch::size() const { return impl_->batch.Count(); }
+
+// ---- database ----
+
+struct database::impl {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // indexed by family
+
+  rocksdb::ColumnFamilyHandle* handle(family f) const { return handles.at(static_cast<std::size_t>(f)); }
+
+  ~impl() {
+    for (auto* h : handles) {
+      if (db && h) db->DestroyColumnFamilyHandle(h);
+    }
+    if (db) db->Close();
+  }
+};
+
+database::database(std::unique_ptr<impl> state) : impl_(std::move(state)) {}
+database::~database() = default;
+
+result<std::unique_ptr<database>> database::open(const open_options& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.dir, ec);
+  if (ec) return error{errc::io, "cannot create " + options.dir.string() + ": " + ec.message()};
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = options.background_jobs;
+  db_options.keep_log_file_num = 5;
+
+  auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{});
+  for (const auto& spec : all_families) {
+    descriptors.emplace_back(std::string(spec.name), family_options(spec, cache));
+  }
+
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  auto status = rocksdb::DB::Open(db_options, options.dir.string(), descriptors, &handles, &raw);
+  if (!status.ok()) return map_status(status, "opening " + options.dir.string());
+
+  auto state = std::make_unique<impl>();
+  state->db.reset(raw);
+  // handles[0] is the default family, which we do not use; keep ours in enum order.
+  raw->DestroyColumnFamilyHandle(handles[0]);
+  state->handles.assign(handles.begin() + 1, handles.end());
+  return std::unique_ptr<database>(new database(std::move(state)));
+}
+
+result<std::optional<std::string>> database::get(family f, std::string_view key) const {
+  std::string value;
+  auto status = impl_->db->Get(rocksdb::ReadOptions{}, impl_->handle(f), slice(key), &value);
+  if (status.IsNotFound()) return std::optional<std::string>{};
+  if (!status.ok()) return map_status(status, "get");
+  return std::optional<std::string>{std::move(value)};
+}
+
+write_batch database::batch() const {
+  auto state = std::make_unique<write_batch::impl>();
+  state->handles = &impl_->handles;
+  return write_batch(std::move(state));
+}
+
+result<void> database::write(write_batch& batch, durability d) {
+  if (batch.impl_->handles != &impl_->handles) return error{errc::invalid, "batch belongs to another database"};
+  if (!batch.impl_->status.ok()) return map_status(batch.impl_->status, "preparing batch");
+  rocksdb::WriteOptions write_options;
+  write_options.sync = d == durability::synced;
+  auto status = impl_->db->Write(write_options, &batch.impl_->batch);
+  if (!status.ok()) return map_status(status, "write");
+  return {};
+}
+
+result<void> database::scan(family f, std::string_view prefix, const visitor& visit, direction dir) const {
+  rocksdb::ReadOptions read_options;
+  const std::string upper = prefix_successor(prefix);
+  rocksdb::Slice upper_slice(upper);
+  rocksdb::Slice lower_slice(prefix.data(), prefix.size());
+  if (!upper.empty()) read_options.iterate_upper_bound = &upper_slice;
+  read_options.iterate_lower_bound = &lower_slice;
+  read_options.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(read_options, impl_->handle(f)));
+  if (dir == direction::forward) {
+    for (it->Seek(slice(prefix)); it->Valid(); it->Next()) {
+      if (!visit(it->key().ToStringView(), it->value().ToStringView())) break;
+    }
+  } else {
+    if (upper.empty()) {
+      it->SeekToLast();
+    } else {
+      it->SeekForPrev(upper_slice);
+    }
+    for (; it->Valid(); it->Prev()) {
+      if (!visit(it->key().ToStringView(), it->value().ToStringView())) break;
+    }
+  }
+  if (!it->status().ok()) return map_status(it->status(), "scan");
+  return {};
+}
+
+}  // namespace fl::storage

@@ -1,0 +1,78 @@
+#pragma once
+// The one RocksDB instance: opening it with every column family, atomic batches, point reads and
+// ordered prefix scans. Nothing here knows what the bytes mean.
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "storage/column_families.hpp"
+#include "storage/error.hpp"
+
+namespace fl::storage {
+
+class database;
+
+// A set of changes that lands whole or not at all. Made by database::batch().
+class write_batch {
+ public:
+  ~write_batch();
+  write_batch(write_batch&&) noexcept;
+  write_batch& operator=(write_batch&&) noexcept;
+
+  void put(family f, std::string_view key, std::string_view value);
+  void erase(family f, std::string_view key);
+  // Removes every key starting with `prefix`.
+  void erase_prefix(family f, std::string_view prefix);
+  [[nodiscard]] std::size_t size() const;
+
+ private:
+  friend class database;
+  struct impl;
+  explicit write_batch(std::unique_ptr<impl> state);
+  std::unique_ptr<impl> impl_;
+};
+
+enum class durability {
+  synced,    // fsync the WAL before returning: survives power loss (metadata, acknowledged writes)
+  buffered,  // WAL in OS buffers: survives a process crash, not a power cut
+};
+
+enum class direction { forward, backward };
+
+struct open_options {
+  std::filesystem::path dir;
+  std::size_t block_cache_bytes = 64u << 20;  // default 64 MiB shared block cache
+  int background_jobs = 2;                     // default: one per core on the reference machine
+};
+
+class database {
+ public:
+  // Opens or creates the database with every family in `all_families`.
+  [[nodiscard]] static result<std::unique_ptr<database>> open(const open_options& options);
+  ~database();
+  database(const database&) = delete;
+  database& operator=(const database&) = delete;
+
+  [[nodiscard]] write_batch batch() const;
+  [[nodiscard]] result<std::optional<std::string>> get(family f, std::string_view key) const;
+  [[nodiscard]] result<void> write(write_batch& batch, durability d);
+
+  // Visits every key that starts with `prefix`, in key order (or reverse), until the visitor returns
+  // false. Values are only valid during the call.
+  using visitor = std::function<bool(std::string_view key, std::string_view value)>;
+  [[nodiscard]] result<void> scan(family f, std::string_view prefix, const visitor& visit,
+                                  direction dir = direction::forward) const;
+
+ private:
+  struct impl;
+  explicit database(std::unique_ptr<impl> state);
+  std::unique_ptr<impl> impl_;
+};
+
+// The smallest string greater than every string that starts with `prefix` (empty: no bound).
+[[nodiscard]] std::string prefix_successor(std::string_view prefix);
+
+}  // namespace fl::storage

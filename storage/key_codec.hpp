@@ -1,0 +1,44 @@
+#pragma once
+// Building and reading binary keys: big-endian integers, raw 16-byte ids, one-byte kinds.
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/ids.hpp"
+
+namespace fl::storage {
+
+class key_builder {
+ public:
+  key_builder& id(const uuid& value) {
+    key_ += value.raw();
+    return *this;
+  }
+  key_builder& byte(std::uint8_t value) {
+    key_.push_back(static_cast<char>(value));
+    return *this;
+  }
+  // Signed values are stored with the sign bit flipped so that negative sorts before positive.
+  key_builder& i64(std::int64_t value) {
+    auto u = static_cast<std::uint64_t>(value) ^ (std::uint64_t{1} << 63);
+    for (int shift = 56; shift >= 0; shift -= 8) key_.push_back(static_cast<char>((u >> shift) & 0xFF));
+    return *this;
+  }
+  key_builder& bytes(std::string_view value) {
+    key_ += value;
+    return *this;
+  }
+  [[nodiscard]] std::string take() { return std::move(key_); }
+  [[nodiscard]] const std::string& str() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
+// Reads the 16-byte id that starts at `offset` (nil when the key is too short).
+[[nodiscard]] inline uuid id_at(std::string_view key, std::size_t offset) {
+  auto parsed = uuid::from_bytes(key.substr(offset, 16));
+  return parsed ? *parsed : uuid::nil();
+}
+
+}  // namespace fl::storage

@@ -1,0 +1,134 @@
+#include "storage/records.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include "core/json_out.hpp"
+#include "storage/key_codec.hpp"
+
+namespace fl::storage {
+
+namespace {
+
+enum class index_kind : std::uint8_t { slug = 1, key_hash = 2 };
+
+std::string record_key(const record_address& at) {
+  key_builder k;
+  k.id(at.mandate).byte(static_cast<std::uint8_t>(at.kind));
+  if (is_nested(at.kind)) k.id(at.parent);
+  k.id(at.id);
+  return k.take();
+}
+
+std::string slug_key(record_kind kind, const uuid& mandate, std::string_view slug) {
+  return key_builder{}
+      .id(mandate)
+      .byte(static_cast<std::uint8_t>(index_kind::slug))
+      .byte(static_cast<std::uint8_t>(kind))
+      .bytes(slug)
+      .take();
+}
+
+std::string key_hash_key(std::string_view hash) {
+  return key_builder{}.id(uuid::nil()).byte(static_cast<std::uint8_t>(index_kind::key_hash)).bytes(hash).take();
+}
+
+result<boost::json::object> decode(std::string_view text) {
+  boost::system::error_code ec;
+  auto value = boost::json::parse(text, ec);
+  if (ec || !value.is_object()) return error{errc::corruption, "stored record is not a JSON object"};
+  return std::move(value.get_object());
+}
+
+}  // namespace
+
+result<std::optional<boost::json::object>> records::get(const record_address& at) const {
+  auto raw = db_.get(family::meta, record_key(at));
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<boost::json::object>{};
+  auto doc = decode(**raw);
+  if (!doc) return doc.error();
+  return std::optional<boost::json::object>{std::move(*doc)};
+}
+
+result<std::vector<boost::json::object>> records::list(record_kind kind, const uuid& mandate,
+                                                       const uuid& parent) const {
+  key_builder prefix;
+  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
+  if (is_nested(kind) && !parent.is_nil()) prefix.id(parent);
+  std::vector<boost::json::object> out;
+  std::optional<error> failure;
+  auto scanned = db_.scan(family::meta, prefix.str(), [&](std::string_view, std::string_view value) {
+    auto doc = decode(value);
+    if (!doc) {
+      failure = doc.error();
+      return false;
+    }
+    out.push_back(std::move(*doc));
+    return true;
+  });
+  if (!scanned) return scanned.error();
+  if (failure) return *failure;
+  return out;
+}
+
+result<std::size_t> records::count(record_kind kind, const uuid& mandate) const {
+  key_builder prefix;
+  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
+  std::size_t n = 0;
+  auto scanned = db_.scan(family::meta, prefix.str(), [&](std::string_view, std::string_view) {
+    ++n;
+    return true;
+  });
+  if (!scanned) return scanned.error();
+  return n;
+}
+
+result<std::optional<uuid>> records::find_slug(record_kind kind, const uuid& mandate,
+                                               std::string_view slug) const {
+  auto raw = db_.get(family::index, slug_key(kind, mandate, slug));
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<uuid>{};
+  auto id = uuid::from_bytes(**raw);
+  if (!id) return error{errc::corruption, "slug index entry is not an id"};
+  return std::optional<uuid>{*id};
+}
+
+result<std::optional<key_owner>> records::find_key_hash(std::string_view hash) const {
+  auto raw = db_.get(family::index, key_hash_key(hash));
+  if (!raw) return raw.error();
+  if (!*raw) return std::optional<key_owner>{};
+  if ((*raw)->size() != 32) return error{errc::corruption, "key index entry has the wrong size"};
+  return std::optional<key_owner>{key_owner{id_at(**raw, 0), id_at(**raw, 16)}};
+}
+
+void records::put(write_batch& batch, const record_address& at, const boost::json::object& doc) const {
+  batch.put(family::meta, record_key(at), to_json(doc));
+}
+
+void records::erase(write_batch& batch, const record_address& at) const {
+  batch.erase(family::meta, record_key(at));
+}
+
+void records::put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug,
+                       const uuid& id) const {
+  batch.put(family::index, slug_key(kind, mandate, slug), id.raw());
+}
+
+void records::erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const {
+  batch.erase(family::index, slug_key(kind, mandate, slug));
+}
+
+void records::put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const {
+  batch.put(family::index, key_hash_key(hash), std::string(owner.mandate.raw()) + std::string(owner.key_id.raw()));
+}
+
+void records::erase_key_hash(write_batch& batch, std::string_view hash) const {
+  batch.erase(family::index, key_hash_key(hash));
+}
+
+void records::erase_mandate_data(write_batch& batch, const uuid& mandate) const {
+  if (mandate.is_nil()) return;  // the nil prefix holds every global record: never erase it wholesale
+  for (const auto& spec : all_families) batch.erase_prefix(spec.id, mandate.raw());
+}
+
+}  // namespace fl::storage

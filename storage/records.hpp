@@ -1,0 +1,89 @@
+#pragma once
+// Catalog records (mandates, API keys, folders, devices, interfaces, driver instances, ...) stored as
+// JSON documents in the `meta` family, with their secondary indexes in `index`.
+//
+// Key layout (mandate first, so a mandate's data is one contiguous range per family):
+//   meta:  mandate(16) | kind(1) | [parent id(16)] | id(16)        -> JSON document
+//   index: mandate(16) | slug_index(1) | kind(1) | slug            -> id(16)
+//          nil(16)     | key_hash_index(1) | sha256(32)            -> mandate(16) | key id(16)
+// Global records (mandates, all-mandate API keys) live under the nil mandate.
+//
+// Reads are lock-free. A change that first checks something (a slug is free, a key limit is not
+// reached) holds `writer()` across the check and the commit so two requests cannot both pass.
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "storage/database.hpp"
+
+namespace fl::storage {
+
+enum class record_kind : std::uint8_t {
+  mandate = 1,
+  api_key = 2,
+  folder = 3,
+  device = 4,
+  interface = 5,  // nested under a device
+  driver_instance = 6,
+  group = 7,
+  parser = 8,
+  profile = 9,
+};
+
+[[nodiscard]] constexpr bool is_nested(record_kind k) { return k == record_kind::interface; }
+
+struct record_address {
+  record_kind kind;
+  uuid mandate;  // nil for global records
+  uuid id;
+  uuid parent{};  // the owning device for nested kinds
+};
+
+struct key_owner {
+  uuid mandate;  // nil for all-mandate keys
+  uuid key_id;
+};
+
+class records {
+ public:
+  explicit records(database& db) : db_(db) {}
+
+  [[nodiscard]] result<std::optional<boost::json::object>> get(const record_address& at) const;
+  // All records of a kind in a mandate (under `parent` for nested kinds when it is not nil), in key order.
+  [[nodiscard]] result<std::vector<boost::json::object>> list(record_kind kind, const uuid& mandate,
+                                                              const uuid& parent = uuid::nil()) const;
+  [[nodiscard]] result<std::size_t> count(record_kind kind, const uuid& mandate) const;
+
+  [[nodiscard]] result<std::optional<uuid>> find_slug(record_kind kind, const uuid& mandate,
+                                                      std::string_view slug) const;
+  [[nodiscard]] result<std::optional<key_owner>> find_key_hash(std::string_view hash) const;
+
+  // Batch builders: nothing is written until commit().
+  [[nodiscard]] write_batch batch() const { return db_.batch(); }
+  void put(write_batch& batch, const record_address& at, const boost::json::object& doc) const;
+  void erase(write_batch& batch, const record_address& at) const;
+  void put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug,
+                const uuid& id) const;
+  void erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const;
+  void put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const;
+  void erase_key_hash(write_batch& batch, std::string_view hash) const;
+  // Everything stored under a mandate, in every family (the mandate record itself is global).
+  void erase_mandate_data(write_batch& batch, const uuid& mandate) const;
+
+  // Catalog changes are rare and must survive power loss: always synced.
+  [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
+
+  [[nodiscard]] std::unique_lock<std::mutex> writer() { return std::unique_lock(write_mutex_); }
+
+ private:
+  database& db_;
+  std::mutex write_mutex_;
+};
+
+}  // namespace fl::storage

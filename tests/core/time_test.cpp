@@ -1,0 +1,41 @@
+#include "core/time.hpp"
+
+#include <gtest/gtest.h>
+
+namespace fl {
+
+constexpr micros t_2024_08_13 = 1723554664080107;  // 2024-08-13T13:11:04.080107Z
+
+TEST(time, formats_iso_utc_with_microseconds) {
+  EXPECT_EQ(format_iso(t_2024_08_13), "2024-08-13T13:11:04.080107Z");
+  EXPECT_EQ(format_iso(0), "1970-01-01T00:00:00.000000Z");
+  EXPECT_EQ(format_iso(-1), "1969-12-31T23:59:59.999999Z");
+}
+
+TEST(time, parses_every_form_clients_send) {
+  EXPECT_EQ(parse_timestamp("2024-08-13T13:11:04.080107Z"), t_2024_08_13);
+  EXPECT_EQ(parse_timestamp("2024-08-13T15:11:04.080107+02:00"), t_2024_08_13);
+  EXPECT_EQ(parse_timestamp("2024-08-13T15:11:04.080107 02:00"), t_2024_08_13);  // '+' decoded as space
+  EXPECT_EQ(parse_timestamp("2024-08-13T12:11:04.080107-0100"), t_2024_08_13);
+  EXPECT_EQ(parse_timestamp("2024-08-13T13:11:04.080107"), t_2024_08_13);  // no zone = UTC
+  EXPECT_EQ(parse_timestamp("2024-08-13"), 1723507200000000);
+  EXPECT_EQ(parse_timestamp("1723554664"), 1723554664000000);
+  EXPECT_EQ(parse_timestamp("1723554664.5"), 1723554664500000);
+  EXPECT_EQ(parse_timestamp("2024-08-13T13:11Z"), 1723554660000000);
+}
+
+TEST(time, rejects_malformed_and_out_of_range) {
+  for (const char* bad : {"", "yesterday", "2024-13-01", "2024-02-30", "2024-08-13T25:00:00Z", "2024-08-13X",
+                          "2024-08-13T13:11:04.Z", "2024-08-13T13:11:04+2", "99999999999999", "12ab"}) {
+    EXPECT_FALSE(parse_timestamp(bad)) << bad;
+  }
+}
+
+TEST(time, leap_days_are_valid) { EXPECT_TRUE(parse_timestamp("2024-02-29")); }
+
+TEST(time, format_and_parse_round_trip) {
+  const micros now = now_micros();
+  EXPECT_EQ(parse_timestamp(format_iso(now)), now);
+}
+
+}  // namespace fl

@@ -1,0 +1,122 @@
+#include "storage/database.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "storage/key_codec.hpp"
+#include "test_dir.hpp"
+
+namespace fl::storage {
+
+std::unique_ptr<database> open_db(const testing::temp_dir& dir) {
+  auto db = database::open({.dir = dir.path()});
+  EXPECT_TRUE(db) << (db ? "" : db.error().message);
+  return db ? std::move(*db) : nullptr;
+}
+
+TEST(database, batch_survives_reopen) {
+  testing::temp_dir dir;
+  {
+    auto db = open_db(dir);
+    auto batch = db->batch();
+    batch.put(family::meta, "a", "1");
+    batch.put(family::packets, std::string(32, 'p') + "x", "2");
+    ASSERT_TRUE(db->write(batch, durability::synced));
+  }
+  auto db = open_db(dir);
+  EXPECT_EQ(*db->get(family::meta, "a"), std::optional<std::string>("1"));
+  EXPECT_EQ(*db->get(family::packets, std::string(32, 'p') + "x"), std::optional<std::string>("2"));
+  EXPECT_EQ(*db->get(family::meta, "missing"), std::nullopt);
+}
+
+TEST(database, families_are_separate_keyspaces) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  auto batch = db->batch();
+  batch.put(family::meta, "k", "meta");
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+  EXPECT_EQ(*db->get(family::index, "k"), std::nullopt);
+}
+
+TEST(database, scans_a_prefix_in_order_both_ways) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  auto batch = db->batch();
+  for (const char* k : {"a1", "b3", "b1", "b2", "c1"}) batch.put(family::meta, k, k);
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+
+  std::vector<std::string> seen;
+  auto collect = [&](std::string_view key, std::string_view) {
+    seen.emplace_back(key);
+    return true;
+  };
+  ASSERT_TRUE(db->scan(family::meta, "b", collect));
+  EXPECT_EQ(seen, (std::vector<std::string>{"b1", "b2", "b3"}));
+  seen.clear();
+  ASSERT_TRUE(db->scan(family::meta, "b", collect, direction::backward));
+  EXPECT_EQ(seen, (std::vector<std::string>{"b3", "b2", "b1"}));
+}
+
+TEST(database, scan_stops_when_visitor_says_so) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  auto batch = db->batch();
+  for (const char* k : {"x1", "x2", "x3"}) batch.put(family::meta, k, k);
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+  int visits = 0;
+  ASSERT_TRUE(db->scan(family::meta, "x", [&](std::string_view, std::string_view) { return ++visits < 2; }));
+  EXPECT_EQ(visits, 2);
+}
+
+TEST(database, erase_prefix_removes_only_that_range) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  auto batch = db->batch();
+  for (const char* k : {"m1a", "m1b", "m2a"}) batch.put(family::meta, k, k);
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+  auto erase = db->batch();
+  erase.erase_prefix(family::meta, "m1");
+  ASSERT_TRUE(db->write(erase, durability::buffered));
+  EXPECT_EQ(*db->get(family::meta, "m1a"), std::nullopt);
+  EXPECT_EQ(*db->get(family::meta, "m2a"), std::optional<std::string>("m2a"));
+}
+
+TEST(database, erase_of_empty_prefix_is_refused_not_applied) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  auto batch = db->batch();
+  batch.put(family::meta, "keep", "1");
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+  auto erase = db->batch();
+  erase.erase_prefix(family::meta, "");
+  auto written = db->write(erase, durability::buffered);
+  ASSERT_FALSE(written);
+  EXPECT_EQ(written.error().code, errc::invalid);
+  EXPECT_EQ(*db->get(family::meta, "keep"), std::optional<std::string>("1"));
+}
+
+TEST(database, open_failure_is_an_error_value) {
+  testing::temp_dir dir;
+  const auto file = dir.path() / "file";
+  { std::ofstream(file) << "x"; }
+  auto db = database::open({.dir = file});
+  EXPECT_FALSE(db);
+}
+
+TEST(key_codec, signed_times_sort_in_numeric_order) {
+  const auto a = key_builder{}.i64(-5).take();
+  const auto b = key_builder{}.i64(0).take();
+  const auto c = key_builder{}.i64(7).take();
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EXPECT_EQ(a.size(), 8u);
+}
+
+TEST(prefix_successor, handles_trailing_ff) {
+  EXPECT_EQ(prefix_successor("ab"), "ac");
+  EXPECT_EQ(prefix_successor(std::string("a\xff", 2)), "b");
+  EXPECT_EQ(prefix_successor(std::string("\xff\xff", 2)), "");
+}
+
+}  // namespace fl::storage
