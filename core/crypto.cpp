@@ -18,17 +18,39 @@ void random_bytes(unsigned char* out, std::size_t size) {
   }
 }
 
-std::string random_hex(std::size_t size) {
+std::string to_hex(std::string_view raw) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string raw(size, '\0');
-  random_bytes(reinterpret_cast<unsigned char*>(raw.data()), raw.size());
   std::string out;
-  out.reserve(size * 2);
+  out.reserve(raw.size() * 2);
   for (unsigned char c : raw) {
     out.push_back(digits[c >> 4]);
     out.push_back(digits[c & 0x0F]);
   }
   return out;
+}
+
+std::optional<std::string> from_hex(std::string_view text) {
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (text.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  out.reserve(text.size() / 2);
+  for (std::size_t i = 0; i < text.size(); i += 2) {
+    const int hi = nibble(text[i]), lo = nibble(text[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
+
+std::string random_hex(std::size_t size) {
+  std::string raw(size, '\0');
+  random_bytes(reinterpret_cast<unsigned char*>(raw.data()), raw.size());
+  return to_hex(raw);
 }
 
 std::string sha256(std::string_view data) {

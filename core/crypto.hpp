@@ -1,6 +1,7 @@
 #pragma once
 // Randomness and hashing for ids and API-key secrets (OpenSSL underneath).
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -8,6 +9,9 @@ namespace fl {
 
 // Fills `out` from the OS CSPRNG; aborts the process if none is available (no weak fallback).
 void random_bytes(unsigned char* out, std::size_t size);
+// Lowercase hex of raw bytes, and back (nullopt for anything that is not even-length hex).
+[[nodiscard]] std::string to_hex(std::string_view raw);
+[[nodiscard]] std::optional<std::string> from_hex(std::string_view text);
 // Lowercase hex of `size` random bytes.
 [[nodiscard]] std::string random_hex(std::size_t size);
 // Raw 32-byte SHA-256 digest.

@@ -126,6 +126,14 @@ void records::erase_key_hash(write_batch& batch, std::string_view hash) const {
   batch.erase(family::index, key_hash_key(hash));
 }
 
+void records::erase_device_data(write_batch& batch, const uuid& mandate, const uuid& device) const {
+  batch.erase_prefix(family::meta,
+                     key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(record_kind::interface)).id(device).take());
+  const std::string device_prefix = key_builder{}.id(mandate).id(device).take();
+  batch.erase_prefix(family::packets, device_prefix);
+  batch.erase_prefix(family::readings, device_prefix);
+}
+
 void records::erase_mandate_data(write_batch& batch, const uuid& mandate) const {
   if (mandate.is_nil()) return;  // the nil prefix holds every global record: never erase it wholesale
   for (const auto& spec : all_families) batch.erase_prefix(spec.id, mandate.raw());

@@ -1,0 +1,168 @@
+// `fieldline admin ...`: drives /admin/v1 of a running server with a superadmin key.
+#include <CLI/CLI.hpp>
+#include <boost/json/parse.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "api/cli/commands.hpp"
+#include "api/http/client.hpp"
+#include "core/json_out.hpp"
+#include "core/query.hpp"
+
+namespace fl::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+struct admin_options {
+  std::string server = "127.0.0.1:8080";
+  std::string key;
+  std::string data = "./data";
+};
+
+std::string resolve_key(const admin_options& o) {
+  if (!o.key.empty()) return o.key;
+  if (const char* env = std::getenv("FIELDLINE_KEY"); env && *env) return env;
+  std::ifstream in(o.data + "/superadmin.key");
+  std::string key;
+  if (in && std::getline(in, key) && !key.empty()) return key;
+  throw std::runtime_error("no API key: pass --key, set FIELDLINE_KEY, or run where " + o.data +
+                           "/superadmin.key exists (--data)");
+}
+
+// Sends one admin request; prints the error and exits 1 on failure; returns the envelope's body.
+json::value call(const admin_options& o, const std::string& method, const std::string& path, const json::object* body) {
+  const auto colon = o.server.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
+  api::http_client client(o.server.substr(0, colon), static_cast<std::uint16_t>(std::stoi(o.server.substr(colon + 1))));
+  auto res = client.request(method, "/admin/v1/" + path, body ? to_json(*body) : std::string{},
+                            {{"x-api-key", resolve_key(o)}});
+  boost::system::error_code ec;
+  auto parsed = json::parse(res.body, ec);
+  if (res.status >= 400 || ec) {
+    const auto* err = !ec && parsed.is_object() ? parsed.get_object().if_contains("error") : nullptr;
+    std::fprintf(stderr, "fieldline admin: HTTP %d: %s\n", res.status,
+                 err && err->is_string() ? std::string(err->get_string()).c_str() : res.body.c_str());
+    std::exit(1);
+  }
+  return parsed.get_object().contains("body") ? parsed.get_object().at("body") : json::value(nullptr);
+}
+
+void print(const json::value& v) { std::printf("%s\n", to_json(v).c_str()); }
+
+void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+  auto* mandate = admin.add_subcommand("mandate", "Mandates (tenants)");
+  mandate->require_subcommand(1);
+
+  struct create_args {
+    std::string name, slug;
+    std::vector<std::string> features;
+    int limit = -1;
+  };
+  auto args = std::make_shared<create_args>();
+  auto* create = mandate->add_subcommand("create", "Create a mandate; prints it as JSON");
+  create->add_option("--name", args->name, "Name")->required();
+  create->add_option("--slug", args->slug, "Slug (default: from the name)");
+  create->add_option("--feature", args->features, "Feature to enable (api_packets_writeable); repeatable");
+  create->add_option("--limit-max-api-keys", args->limit, "Maximum number of API keys");
+  create->callback([o, args] {
+    json::object m{{"name", args->name}};
+    if (!args->slug.empty()) m["slug"] = args->slug;
+    json::array features;
+    for (const auto& f : args->features) features.emplace_back(f);
+    m["features"] = std::move(features);
+    if (args->limit >= 0) m["limit_max_api_keys"] = args->limit;
+    json::object body{{"mandate", m}};
+    print(call(*o, "POST", "mandates", &body));
+  });
+
+  mandate->add_subcommand("list", "List mandates")->callback([o] { print(call(*o, "GET", "mandates?limit=100", nullptr)); });
+  auto id = std::make_shared<std::string>();
+  auto* show = mandate->add_subcommand("show", "Show a mandate");
+  show->add_option("id", *id)->required();
+  show->callback([o, id] { print(call(*o, "GET", "mandates/" + url_encode(*id), nullptr)); });
+  auto* del = mandate->add_subcommand("delete", "Delete a mandate and everything it owns");
+  del->add_option("id", *id)->required();
+  del->callback([o, id] { print(call(*o, "DELETE", "mandates/" + url_encode(*id), nullptr)); });
+}
+
+void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+  auto* key = admin.add_subcommand("key", "API keys");
+  key->require_subcommand(1);
+  struct key_args {
+    std::string mandate, role, name, id;
+    bool all = false;
+  };
+  auto args = std::make_shared<key_args>();
+  auto base = [args] { return args->mandate.empty() ? std::string("api_keys") : "mandates/" + url_encode(args->mandate) + "/api_keys"; };
+
+  auto* create = key->add_subcommand("create", "Create a key; prints only the secret (shown once)");
+  auto* mandate_opt = create->add_option("--mandate", args->mandate, "Mandate id (keys of one mandate)");
+  create->add_flag("--all", args->all, "A key for all mandates (roles superadmin, billing)")->excludes(mandate_opt);
+  create->add_option("--role", args->role, "admin, read_only, member; or superadmin, billing with --all")->required();
+  create->add_option("--name", args->name, "Name (default: the role)");
+  create->callback([o, args, base] {
+    if (args->mandate.empty() && !args->all) throw CLI::ValidationError("key create", "needs --mandate ID or --all");
+    json::object body{{"api_key", json::object{{"name", args->name.empty() ? args->role : args->name}, {"role", args->role}}}};
+    auto created = call(*o, "POST", base(), &body);
+    std::fprintf(stderr, "created %s key %s\n", args->role.c_str(), std::string(created.at("id").as_string()).c_str());
+    std::printf("%s\n", std::string(created.at("key").as_string()).c_str());
+  });
+
+  auto* list = key->add_subcommand("list", "List keys of a mandate (or all-mandate keys)");
+  list->add_option("--mandate", args->mandate, "Mandate id");
+  list->callback([o, base] { print(call(*o, "GET", base() + "?limit=100", nullptr)); });
+
+  auto* del = key->add_subcommand("delete", "Delete a key");
+  del->add_option("--mandate", args->mandate, "Mandate id");
+  del->add_option("id", args->id)->required();
+  del->callback([o, args, base] { print(call(*o, "DELETE", base() + "/" + url_encode(args->id), nullptr)); });
+}
+
+void add_driver_instance_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+  auto* di = admin.add_subcommand("driver-instance", "Driver instances of a mandate");
+  di->require_subcommand(1);
+  struct di_args {
+    std::string mandate, name, driver, opts = "{}";
+    bool disabled = false;
+  };
+  auto args = std::make_shared<di_args>();
+  auto* create = di->add_subcommand("create", "Create a driver instance; prints it as JSON");
+  create->add_option("--mandate", args->mandate, "Mandate id")->required();
+  create->add_option("--name", args->name, "Name")->required();
+  create->add_option("--driver", args->driver, "Driver (see GET /api/v1/drivers)")->required();
+  create->add_option("--opts", args->opts, "Options as a JSON object");
+  create->add_flag("--disabled", args->disabled, "Create it disabled");
+  create->callback([o, args] {
+    boost::system::error_code ec;
+    auto opts = json::parse(args->opts, ec);
+    if (ec || !opts.is_object()) throw CLI::ValidationError("--opts", "must be a JSON object");
+    json::object body{{"driver_instance", json::object{{"name", args->name}, {"driver", args->driver},
+                                                       {"opts", opts}, {"enabled", !args->disabled}}}};
+    print(call(*o, "POST", "mandates/" + url_encode(args->mandate) + "/driver_instances", &body));
+  });
+  auto* list = di->add_subcommand("list", "List driver instances of a mandate");
+  list->add_option("--mandate", args->mandate, "Mandate id")->required();
+  list->callback([o, args] {
+    print(call(*o, "GET", "mandates/" + url_encode(args->mandate) + "/driver_instances?limit=100", nullptr));
+  });
+}
+
+}  // namespace
+
+void add_admin_command(CLI::App& app) {
+  auto o = std::make_shared<admin_options>();
+  auto* admin = app.add_subcommand("admin", "Manage mandates, API keys and driver instances of a running server");
+  admin->require_subcommand(1);
+  admin->add_option("--server", o->server, "HOST:PORT of the server")->capture_default_str();
+  admin->add_option("--key", o->key, "Superadmin key (default: $FIELDLINE_KEY, then DATA/superadmin.key)");
+  admin->add_option("--data", o->data, "Data directory holding superadmin.key")->capture_default_str();
+  add_mandate_commands(*admin, o);
+  add_key_commands(*admin, o);
+  add_driver_instance_commands(*admin, o);
+}
+
+}  // namespace fl::cli

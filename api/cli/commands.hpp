@@ -1,0 +1,10 @@
+#pragma once
+// The `fieldline` command line: each subcommand registers itself on the CLI11 app.
+#include <CLI/App.hpp>
+
+namespace fl::cli {
+
+void add_serve_command(CLI::App& app);
+void add_admin_command(CLI::App& app);
+
+}  // namespace fl::cli

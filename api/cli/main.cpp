@@ -1,0 +1,22 @@
+// fieldline: the server and its operator tools in one executable.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "api/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fieldline: multi-tenant IoT device data service"};
+  app.require_subcommand(1);
+  fl::cli::add_serve_command(app);
+  fl::cli::add_admin_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fieldline: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,112 @@
+// `fieldline serve`: open the data directory, make sure a superadmin key exists, serve HTTP.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/json/parse.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "api/bootstrap.hpp"
+#include "api/cli/commands.hpp"
+#include "api/http/server.hpp"
+#include "api/router.hpp"
+#include "storage/database.hpp"
+#include "storage/records.hpp"
+
+namespace fl::cli {
+
+namespace {
+
+struct serve_options {
+  std::string data = "./data";
+  std::string listen = "127.0.0.1:8080";
+  std::string config;
+  api::server_limits limits;
+};
+
+std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) throw std::runtime_error("--listen must be HOST:PORT, got " + listen);
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const int port = std::stoi(listen.substr(colon + 1));
+  if (port < 0 || port > 65535) throw std::runtime_error("port out of range in " + listen);
+  return {host, static_cast<std::uint16_t>(port)};
+}
+
+// The config file is JSON; every key is optional and unknown keys are an error (a typo must not
+// silently leave a limit at its default).
+void apply_config_file(serve_options& options, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read config file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  boost::system::error_code ec;
+  auto value = boost::json::parse(text.str(), ec);
+  if (ec || !value.is_object()) throw std::runtime_error("config file " + path + " is not a JSON object");
+  auto seconds = [](const boost::json::value& v) { return std::chrono::seconds(v.to_number<std::int64_t>()); };
+  for (const auto& [key, v] : value.get_object()) {
+    if (key == "data") options.data = v.as_string();
+    else if (key == "listen") options.listen = v.as_string();
+    else if (key == "max_body_bytes") options.limits.max_body_bytes = v.to_number<std::size_t>();
+    else if (key == "max_header_bytes") options.limits.max_header_bytes = v.to_number<std::size_t>();
+    else if (key == "idle_timeout_s") options.limits.idle_timeout = seconds(v);
+    else if (key == "request_timeout_s") options.limits.request_timeout = seconds(v);
+    else if (key == "write_timeout_s") options.limits.write_timeout = seconds(v);
+    else if (key == "max_connections") options.limits.max_connections = v.to_number<std::size_t>();
+    else if (key == "shutdown_grace_s") options.limits.shutdown_grace = seconds(v);
+    else if (key == "threads") options.limits.threads = v.to_number<int>();
+    else throw std::runtime_error("unknown key in config file: " + std::string(key));
+  }
+  if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.max_connections < 1 ||
+      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024)
+    throw std::runtime_error("config file " + path + " sets a limit out of range");
+}
+
+void serve(serve_options options, const std::vector<std::string>& explicit_flags) {
+  if (!options.config.empty()) {
+    serve_options from_file = options;
+    apply_config_file(from_file, options.config);
+    // Flags given on the command line win over the file.
+    for (const auto& flag : explicit_flags) {
+      if (flag == "data") from_file.data = options.data;
+      if (flag == "listen") from_file.listen = options.listen;
+    }
+    options = from_file;
+  }
+  const auto [host, port] = split_listen(options.listen);
+  auto db = storage::database::open({.dir = options.data});
+  if (!db) throw std::runtime_error(db.error().message);
+  storage::records records(**db);
+  api::ensure_superadmin_key(records, options.data);
+
+  api::app_context app{records};
+  api::router routes(app);
+  api::http_server server(routes, options.limits);
+  server.listen(host, port);
+  // Tests and scripts read this line to learn the port (port 0 picks a free one).
+  std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
+  std::fflush(stdout);
+  server.run(true);
+  spdlog::info("stopped");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<serve_options>();
+  auto* cmd = app.add_subcommand("serve", "Run the HTTP API server");
+  auto* data = cmd->add_option("--data", options->data, "Data directory (RocksDB)")->capture_default_str();
+  auto* listen = cmd->add_option("--listen", options->listen, "HOST:PORT to listen on")->capture_default_str();
+  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen)");
+  cmd->callback([options, data, listen] {
+    std::vector<std::string> explicit_flags;
+    if (data->count() > 0) explicit_flags.emplace_back("data");
+    if (listen->count() > 0) explicit_flags.emplace_back("listen");
+    serve(*options, explicit_flags);
+  });
+}
+
+}  // namespace fl::cli

@@ -1,0 +1,58 @@
+#pragma once
+// What every handler gets: the stores, the authenticated caller, the decoded query and path params.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/http/envelope.hpp"
+#include "api/http/message.hpp"
+#include "core/ids.hpp"
+#include "core/query.hpp"
+#include "storage/records.hpp"
+
+namespace fl::api {
+
+enum class role { superadmin, admin, read_only, member, billing };
+
+[[nodiscard]] std::string_view role_name(role r);
+[[nodiscard]] std::optional<role> parse_role(std::string_view name);
+
+struct principal {
+  uuid key_id;
+  std::optional<uuid> mandate;  // nullopt: a key for all mandates
+  role access = role::read_only;
+};
+
+struct app_context {
+  storage::records& records;
+};
+
+struct request_context {
+  app_context& app;
+  const http_request& request;
+  const query_params& query;
+  principal caller;
+  std::vector<std::pair<std::string_view, std::string>> params;  // decoded path variables
+
+  [[nodiscard]] const std::string& param(std::string_view name) const;
+  // The mandate the request acts in (resource routes guarantee it is set).
+  [[nodiscard]] const uuid& mandate() const { return *caller.mandate; }
+  [[nodiscard]] storage::records& records() const { return app.records; }
+};
+
+// Storage failures become 500 (or 503 when the store is busy); the details go to the server log only.
+[[nodiscard]] api_error storage_failure(const storage::error& e);
+
+template <class T>
+[[nodiscard]] api_result<T> checked(storage::result<T>&& r) {
+  if (!r) return storage_failure(r.error());
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*r);
+  }
+}
+
+}  // namespace fl::api

@@ -1,0 +1,43 @@
+#pragma once
+// The response envelopes and error shapes of wire-contract.md.
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/system/result.hpp>
+#include <optional>
+#include <string>
+
+#include "api/http/message.hpp"
+
+namespace fl::api {
+
+// An expected failure on its way to becoming an HTTP error response.
+struct api_error {
+  int status = 500;
+  std::string message;
+  boost::json::object errors;  // field -> [messages], for 422
+
+  api_error() = default;
+  api_error(int s, std::string m, boost::json::object e = {})
+      : status(s), message(std::move(m)), errors(std::move(e)) {}
+};
+
+template <class T>
+using api_result = boost::system::result<T, api_error>;
+
+[[nodiscard]] api_error not_found(std::string what);
+[[nodiscard]] api_error bad_request(std::string message);
+[[nodiscard]] api_error forbidden(std::string message);
+[[nodiscard]] api_error conflict(std::string message);
+// 422 with one field error.
+[[nodiscard]] api_error invalid(std::string field, std::string message);
+
+[[nodiscard]] http_response error_response(const api_error& e);
+[[nodiscard]] http_response single_response(const boost::json::object& body, int status = 200);
+[[nodiscard]] http_response list_response(const boost::json::array& body,
+                                          const std::optional<std::string>& retrieve_after_id);
+// Lists of drivers and driver instances carry no retrieve_after_id; statistics are a bare array.
+[[nodiscard]] http_response plain_list_response(const boost::json::array& body);
+[[nodiscard]] http_response bare_array_response(const boost::json::array& body);
+[[nodiscard]] http_response no_content_response();
+
+}  // namespace fl::api

@@ -1,0 +1,46 @@
+#pragma once
+// The HTTP/1.1 server: accepts connections, reads requests within finite limits, hands them to the
+// router and writes the answers, with keep-alive. stop() (or SIGINT/SIGTERM) drains gracefully:
+// no new connections, idle ones closed, in-flight requests answered, then run() returns.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "api/router.hpp"
+
+namespace fl::api {
+
+struct server_limits {
+  std::size_t max_body_bytes = 1u << 20;              // default 1 MiB: larger bodies get 413
+  std::size_t max_header_bytes = 16u << 10;           // default 16 KiB: larger headers get 431
+  std::chrono::seconds idle_timeout{75};              // default 75 s (clients keep idle connections 30-60 s)
+  std::chrono::seconds request_timeout{30};           // default 30 s to receive a whole request once started
+  std::chrono::seconds write_timeout{30};             // default 30 s to send a response
+  std::size_t max_connections = 1024;                 // default 1024: more get 503 and are closed
+  std::chrono::seconds shutdown_grace{10};            // default 10 s for in-flight requests on stop
+  int threads = 2;                                    // default 2 I/O threads
+};
+
+class http_server {
+ public:
+  http_server(const router& routes, server_limits limits);
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  // Binds and listens; throws std::runtime_error with the reason on failure (a startup error).
+  // Port 0 picks a free port; port() tells which.
+  void listen(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::uint16_t port() const;
+  // Serves until stop() or, when `handle_signals`, SIGINT/SIGTERM. Returns after the drain.
+  void run(bool handle_signals);
+  // Thread-safe; starts the graceful drain.
+  void stop();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace fl::api

@@ -1,0 +1,225 @@
+#include "api/resources/api_keys.hpp"
+
+#include <boost/json/string.hpp>
+
+#include "api/http/input.hpp"
+#include "api/http/pagination.hpp"
+#include "api/resources/mandates.hpp"
+#include "core/crypto.hpp"
+#include "core/time.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+constexpr std::string_view secret_prefix = "fl_";
+constexpr std::size_t max_name = 255;
+
+json::object key_view(json::object doc) {
+  doc.erase("hash");
+  return doc;
+}
+
+// The owner of keys at this route: the path's mandate, or nullopt for /admin/v1/api_keys.
+api_result<std::optional<uuid>> route_owner(request_context& ctx) {
+  const std::string& raw = ctx.param("mandate_id");
+  if (raw.empty()) return std::optional<uuid>{};
+  auto mandate = find_mandate(ctx.records(), raw);
+  if (!mandate) return mandate.error();
+  return std::optional<uuid>{*uuid::parse(mandate->at("id").get_string())};
+}
+
+api_result<json::object> load_key(request_context& ctx, const std::optional<uuid>& owner) {
+  auto id = uuid::parse(ctx.param("key_id"));
+  if (!id) return not_found("api key");
+  auto doc = checked(ctx.records().get({record_kind::api_key, owner.value_or(uuid::nil()), *id}));
+  if (!doc) return doc.error();
+  if (!*doc) return not_found("api key");
+  return std::move(**doc);
+}
+
+}  // namespace
+
+api_result<principal> authenticate(storage::records& records, std::string_view secret) {
+  if (secret.empty()) return api_error{401, "an API key is required (x-api-key header or auth parameter)"};
+  const auto owner = checked(records.find_key_hash(sha256(secret)));
+  if (!owner) return owner.error();
+  if (!*owner) return api_error{401, "invalid API key"};
+  auto doc = checked(records.get({record_kind::api_key, (*owner)->mandate, (*owner)->key_id}));
+  if (!doc) return doc.error();
+  if (!*doc) return api_error{401, "invalid API key"};
+  // The index and the record are written together; check the record agrees before trusting it.
+  const auto* stored_hash = (*doc)->if_contains("hash");
+  if (!stored_hash || !stored_hash->is_string() ||
+      !constant_time_equal(from_hex(stored_hash->get_string()).value_or(""), sha256(secret))) {
+    return api_error{401, "invalid API key"};
+  }
+  principal p;
+  p.key_id = (*owner)->key_id;
+  if (!(*owner)->mandate.is_nil()) p.mandate = (*owner)->mandate;
+  auto parsed_role = parse_role((*doc)->at("role").as_string());
+  if (!parsed_role) return api_error{401, "invalid API key"};
+  p.access = *parsed_role;
+  return p;
+}
+
+api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate,
+                                 const key_spec& spec) {
+  const uuid id = uuid::random();
+  const std::string secret = std::string(secret_prefix) + random_hex(32);
+  const std::string now = format_iso(now_micros());
+  json::object doc{
+      {"id", id.str()},
+      {"name", spec.name},
+      {"role", role_name(spec.access)},
+      {"mandate_id", mandate ? json::value(mandate->str()) : json::value(nullptr)},
+      {"groups", spec.groups},
+      {"rate_limit", spec.rate_limit},
+      {"rate_window_ms", spec.rate_window_ms},
+      {"key_prefix", secret.substr(0, 10)},
+      {"hash", to_hex(sha256(secret))},
+      {"inserted_at", now},
+      {"updated_at", now},
+  };
+  auto batch = records.batch();
+  records.put(batch, {record_kind::api_key, mandate.value_or(uuid::nil()), id}, doc);
+  records.put_key_hash(batch, sha256(secret), {mandate.value_or(uuid::nil()), id});
+  auto committed = checked(records.commit(batch));
+  if (!committed) return committed.error();
+  return issued_key{key_view(std::move(doc)), secret};
+}
+
+namespace {
+
+// Reads name/role/groups/rate limits; `creating` makes name and role required.
+api_result<key_spec> read_key_spec(const json::object& body, bool for_mandate, bool creating, key_spec spec) {
+  field_reader in(body);
+  if (auto name = in.string("name", max_name, creating)) spec.name = *name;
+  std::optional<std::string> role_text =
+      for_mandate ? in.one_of("role", {"admin", "read_only", "member"}) : in.one_of("role", {"superadmin", "billing"});
+  if (role_text) spec.access = *parse_role(*role_text);
+  if (creating && !in.has("role")) in.fail("role", "is required");
+  if (in.has("groups")) {
+    const auto& groups = body.at("groups");
+    if (!groups.is_array()) {
+      in.fail("groups", "must be a list of group ids");
+    } else {
+      json::array ids;
+      for (const auto& g : groups.get_array()) {
+        auto id = g.is_string() ? uuid::parse(g.get_string()) : std::nullopt;
+        if (!id) {
+          in.fail("groups", "must be a list of group ids");
+          break;
+        }
+        ids.emplace_back(id->str());
+      }
+      spec.groups = std::move(ids);
+    }
+  }
+  if (auto n = in.integer("rate_limit", 1, 1'000'000)) spec.rate_limit = *n;
+  if (auto n = in.integer("rate_window_ms", 100, 86'400'000)) spec.rate_window_ms = *n;
+  if (!in.ok()) return in.error();
+  return spec;
+}
+
+}  // namespace
+
+void erase_key_index(const storage::records& records, storage::write_batch& batch, const json::object& key_doc) {
+  if (const auto* hash = key_doc.if_contains("hash"); hash && hash->is_string()) {
+    if (auto raw = from_hex(hash->get_string())) records.erase_key_hash(batch, *raw);
+  }
+}
+
+http_response admin_list_keys(request_context& ctx) {
+  auto owner = route_owner(ctx);
+  if (!owner) return error_response(owner.error());
+  auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at", "name"}, "inserted_at");
+  if (!page_req) return error_response(page_req.error());
+  auto docs = checked(ctx.records().list(record_kind::api_key, owner->value_or(uuid::nil())));
+  if (!docs) return error_response(docs.error());
+  for (auto& d : *docs) d = key_view(std::move(d));
+  auto page = paginate(std::move(*docs), *page_req);
+  if (!page) return error_response(page.error());
+  return list_response(page->items, page->retrieve_after_id);
+}
+
+http_response admin_create_key(request_context& ctx) {
+  auto owner = route_owner(ctx);
+  if (!owner) return error_response(owner.error());
+  auto body = parse_wrapped_body(ctx.request.body, "api_key");
+  if (!body) return error_response(body.error());
+  auto spec = read_key_spec(*body, owner->has_value(), true, {});
+  if (!spec) return error_response(spec.error());
+
+  auto lock = ctx.records().writer();
+  if (*owner) {
+    auto mandate = checked(ctx.records().get({record_kind::mandate, uuid::nil(), **owner}));
+    if (!mandate) return error_response(mandate.error());
+    if (!*mandate) return error_response(not_found("mandate"));
+    const auto limit = (*mandate)->at("limit_max_api_keys").to_number<std::int64_t>();
+    auto existing = checked(ctx.records().count(record_kind::api_key, **owner));
+    if (!existing) return error_response(existing.error());
+    if (static_cast<std::int64_t>(*existing) >= limit) {
+      return error_response(invalid("limit_max_api_keys", "reached: the mandate already has " +
+                                                               std::to_string(*existing) + " API keys"));
+    }
+  }
+  auto issued = issue_key(ctx.records(), *owner, *spec);
+  if (!issued) return error_response(issued.error());
+  issued->view["key"] = issued->secret;
+  return single_response(issued->view, 201);
+}
+
+http_response admin_show_key(request_context& ctx) {
+  auto owner = route_owner(ctx);
+  if (!owner) return error_response(owner.error());
+  auto doc = load_key(ctx, *owner);
+  if (!doc) return error_response(doc.error());
+  return single_response(key_view(std::move(*doc)));
+}
+
+http_response admin_edit_key(request_context& ctx) {
+  auto owner = route_owner(ctx);
+  if (!owner) return error_response(owner.error());
+  auto body = parse_wrapped_body(ctx.request.body, "api_key");
+  if (!body) return error_response(body.error());
+  auto lock = ctx.records().writer();
+  auto doc = load_key(ctx, *owner);
+  if (!doc) return error_response(doc.error());
+  key_spec current{std::string(doc->at("name").as_string()), *parse_role(doc->at("role").as_string()),
+                   doc->at("groups").as_array(), doc->at("rate_limit").to_number<std::int64_t>(),
+                   doc->at("rate_window_ms").to_number<std::int64_t>()};
+  auto spec = read_key_spec(*body, owner->has_value(), false, current);
+  if (!spec) return error_response(spec.error());
+  (*doc)["name"] = spec->name;
+  (*doc)["role"] = role_name(spec->access);
+  (*doc)["groups"] = spec->groups;
+  (*doc)["rate_limit"] = spec->rate_limit;
+  (*doc)["rate_window_ms"] = spec->rate_window_ms;
+  (*doc)["updated_at"] = format_iso(now_micros());
+  auto batch = ctx.records().batch();
+  ctx.records().put(batch, {record_kind::api_key, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string())},
+                    *doc);
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(key_view(std::move(*doc)));
+}
+
+http_response admin_delete_key(request_context& ctx) {
+  auto owner = route_owner(ctx);
+  if (!owner) return error_response(owner.error());
+  auto lock = ctx.records().writer();
+  auto doc = load_key(ctx, *owner);
+  if (!doc) return error_response(doc.error());
+  const uuid id = *uuid::parse(doc->at("id").as_string());
+  if (id == ctx.caller.key_id) return error_response(conflict("a key cannot delete itself"));
+  auto batch = ctx.records().batch();
+  ctx.records().erase(batch, {record_kind::api_key, owner->value_or(uuid::nil()), id});
+  erase_key_index(ctx.records(), batch, *doc);
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(key_view(std::move(*doc)));
+}
+
+}  // namespace fl::api

@@ -1,0 +1,42 @@
+#pragma once
+// API keys: a random secret shown once, stored only as its SHA-256, bound to one mandate or to all,
+// with a role. Authentication maps a presented secret back to its key record.
+#include <boost/json/object.hpp>
+#include <optional>
+#include <string>
+
+#include "api/context.hpp"
+
+namespace fl::api {
+
+struct key_spec {
+  std::string name;
+  role access = role::admin;
+  boost::json::array groups;
+  std::int64_t rate_limit = 50;
+  std::int64_t rate_window_ms = 10'000;
+};
+
+struct issued_key {
+  boost::json::object view;  // the key record as shown by the API
+  std::string secret;        // the only time the secret exists outside the caller's hands
+};
+
+// 401 for an unknown secret.
+[[nodiscard]] api_result<principal> authenticate(storage::records& records, std::string_view secret);
+// Creates a key (mandate nullopt: all mandates) under the writer lock the caller holds.
+[[nodiscard]] api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate,
+                                               const key_spec& spec);
+
+// Adds to `batch` the removal of a key record's hash-index entry (the record itself is the caller's).
+void erase_key_index(const storage::records& records, storage::write_batch& batch,
+                     const boost::json::object& key_doc);
+
+// /admin/v1/mandates/:mandate_id/api_keys[/:key_id] and /admin/v1/api_keys[/:key_id]
+http_response admin_list_keys(request_context& ctx);
+http_response admin_create_key(request_context& ctx);
+http_response admin_show_key(request_context& ctx);
+http_response admin_edit_key(request_context& ctx);
+http_response admin_delete_key(request_context& ctx);
+
+}  // namespace fl::api

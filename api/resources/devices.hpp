@@ -1,0 +1,24 @@
+#pragma once
+// Devices: list (with selectors and per-folder), show, create (with inline folder creation), edit,
+// delete; and their interfaces.
+#include "api/context.hpp"
+
+namespace fl::api {
+
+// 404 unless `id_or_slug` names a device of the caller's mandate; returns the stored record.
+[[nodiscard]] api_result<boost::json::object> find_device(request_context& ctx, std::string_view id_or_slug);
+
+http_response list_devices(request_context& ctx);
+http_response list_folder_devices(request_context& ctx);
+http_response show_device(request_context& ctx);
+http_response create_device(request_context& ctx);
+http_response edit_device(request_context& ctx);
+http_response delete_device(request_context& ctx);
+
+http_response list_interfaces(request_context& ctx);
+http_response show_interface(request_context& ctx);
+http_response create_interface(request_context& ctx);
+http_response edit_interface(request_context& ctx);
+http_response delete_interface(request_context& ctx);
+
+}  // namespace fl::api

@@ -1,0 +1,184 @@
+#include "api/resources/drivers.hpp"
+
+#include "api/http/input.hpp"
+#include "api/http/pagination.hpp"
+#include "api/resources/mandates.hpp"
+#include "core/time.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+struct driver_info {
+  std::string_view driver;  // the module name; also the driver's id in /drivers/:driver_id
+  std::string_view name;
+  std::string_view description;
+  std::string_view url;
+};
+
+constexpr driver_info catalogue[] = {
+    {"manual", "Manual", "Packets are created through the API or by the create_packet action.", ""},
+    {"lorawan_network_server", "LoRaWAN network server",
+     "The built-in low-power radio network server: uplinks become packets, send_down_frame queues downlinks.", ""},
+    {"mqtt_client", "MQTT client", "Subscribes to an MQTT broker; messages become packets, publish sends.", ""},
+    {"http_network_server", "HTTP network server",
+     "A third-party network server pushing uplinks over HTTP; send_down_frame posts downlinks back.", ""},
+    {"gateway_management", "Gateway management",
+     "Manages radio gateways: ping, reboot, force_stats and get_supported_commands.", ""},
+};
+
+json::object driver_view(const driver_info& d) {
+  return {{"name", d.name},   {"driver", d.driver},           {"vendor_name", "fieldline"},
+          {"vendor_url", ""}, {"url", d.url},                 {"meta", json::object{}},
+          {"description", d.description}};
+}
+
+bool known_driver(std::string_view driver) {
+  for (const auto& d : catalogue)
+    if (d.driver == driver) return true;
+  return false;
+}
+
+json::object instance_view(json::object doc) {
+  doc["alive_nodes"] = json::object{};  // no driver process runs these yet; never claim one is alive
+  return doc;
+}
+
+// Applies name/driver/opts/enabled; `creating` requires name and driver.
+api_result<void> read_instance_fields(const json::object& body, json::object& doc, bool creating) {
+  field_reader in(body);
+  if (auto name = in.string("name", 255, creating)) doc["name"] = *name;
+  if (auto driver = in.string("driver", 100, creating)) {
+    if (!known_driver(*driver)) {
+      in.fail("driver", "must be one of the drivers listed at /api/v1/drivers");
+    } else {
+      doc["driver"] = *driver;
+    }
+  }
+  if (auto opts = in.object("opts")) doc["opts"] = *opts;
+  if (auto enabled = in.boolean("enabled")) doc["enabled"] = *enabled;
+  if (!in.ok()) return in.error();
+  return {};
+}
+
+api_result<json::object> load_instance(storage::records& records, const uuid& mandate, std::string_view id_text) {
+  auto id = uuid::parse(id_text);
+  if (!id) return not_found("driver instance");
+  auto doc = checked(records.get({record_kind::driver_instance, mandate, *id}));
+  if (!doc) return doc.error();
+  if (!*doc) return not_found("driver instance");
+  return std::move(**doc);
+}
+
+api_result<uuid> admin_mandate(request_context& ctx) {
+  auto mandate = find_mandate(ctx.records(), ctx.param("mandate_id"));
+  if (!mandate) return mandate.error();
+  return *uuid::parse(mandate->at("id").as_string());
+}
+
+}  // namespace
+
+http_response list_drivers(request_context&) {
+  json::array out;
+  for (const auto& d : catalogue) out.emplace_back(driver_view(d));
+  return plain_list_response(out);
+}
+
+http_response show_driver(request_context& ctx) {
+  for (const auto& d : catalogue)
+    if (d.driver == ctx.param("driver")) return single_response(driver_view(d));
+  return error_response(not_found("driver"));
+}
+
+http_response list_driver_instances(request_context& ctx) {
+  auto docs = checked(ctx.records().list(record_kind::driver_instance, ctx.mandate()));
+  if (!docs) return error_response(docs.error());
+  json::array out;
+  for (auto& d : *docs) out.emplace_back(instance_view(std::move(d)));
+  return plain_list_response(out);
+}
+
+http_response show_driver_instance(request_context& ctx) {
+  auto doc = load_instance(ctx.records(), ctx.mandate(), ctx.param("instance"));
+  if (!doc) return error_response(doc.error());
+  return single_response(instance_view(std::move(*doc)));
+}
+
+http_response admin_list_driver_instances(request_context& ctx) {
+  auto mandate = admin_mandate(ctx);
+  if (!mandate) return error_response(mandate.error());
+  auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at", "name"}, "inserted_at");
+  if (!page_req) return error_response(page_req.error());
+  auto docs = checked(ctx.records().list(record_kind::driver_instance, *mandate));
+  if (!docs) return error_response(docs.error());
+  for (auto& d : *docs) d = instance_view(std::move(d));
+  auto page = paginate(std::move(*docs), *page_req);
+  if (!page) return error_response(page.error());
+  return list_response(page->items, page->retrieve_after_id);
+}
+
+http_response admin_create_driver_instance(request_context& ctx) {
+  auto mandate = admin_mandate(ctx);
+  if (!mandate) return error_response(mandate.error());
+  auto body = parse_wrapped_body(ctx.request.body, "driver_instance");
+  if (!body) return error_response(body.error());
+  const std::string now = format_iso(now_micros());
+  const uuid id = uuid::random();
+  json::object doc{{"id", id.str()},          {"name", ""},         {"driver", ""},
+                   {"opts", json::object{}},   {"enabled", true},    {"owner_id", mandate->str()},
+                   {"inserted_at", now},       {"updated_at", now}};
+  if (auto read = read_instance_fields(*body, doc, true); !read) return error_response(read.error());
+  auto batch = ctx.records().batch();
+  ctx.records().put(batch, {record_kind::driver_instance, *mandate, id}, doc);
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(instance_view(std::move(doc)), 201);
+}
+
+http_response admin_show_driver_instance(request_context& ctx) {
+  auto mandate = admin_mandate(ctx);
+  if (!mandate) return error_response(mandate.error());
+  auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));
+  if (!doc) return error_response(doc.error());
+  return single_response(instance_view(std::move(*doc)));
+}
+
+http_response admin_edit_driver_instance(request_context& ctx) {
+  auto mandate = admin_mandate(ctx);
+  if (!mandate) return error_response(mandate.error());
+  auto body = parse_wrapped_body(ctx.request.body, "driver_instance");
+  if (!body) return error_response(body.error());
+  auto lock = ctx.records().writer();
+  auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));
+  if (!doc) return error_response(doc.error());
+  if (auto read = read_instance_fields(*body, *doc, false); !read) return error_response(read.error());
+  (*doc)["updated_at"] = format_iso(now_micros());
+  auto batch = ctx.records().batch();
+  ctx.records().put(batch, {record_kind::driver_instance, *mandate, *uuid::parse(doc->at("id").as_string())}, *doc);
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(instance_view(std::move(*doc)));
+}
+
+http_response admin_delete_driver_instance(request_context& ctx) {
+  auto mandate = admin_mandate(ctx);
+  if (!mandate) return error_response(mandate.error());
+  auto lock = ctx.records().writer();
+  auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));
+  if (!doc) return error_response(doc.error());
+  auto interfaces = checked(ctx.records().list(record_kind::interface, *mandate));
+  if (!interfaces) return error_response(interfaces.error());
+  std::size_t users = 0;
+  for (const auto& i : *interfaces) users += i.at("driver_instance_id") == doc->at("id") ? 1 : 0;
+  if (users > 0) {
+    return error_response(conflict("driver instance is used by " + std::to_string(users) +
+                                   " interface(s); delete or move them first"));
+  }
+  auto batch = ctx.records().batch();
+  ctx.records().erase(batch, {record_kind::driver_instance, *mandate, *uuid::parse(doc->at("id").as_string())});
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(instance_view(std::move(*doc)));
+}
+
+}  // namespace fl::api

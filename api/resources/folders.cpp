@@ -1,0 +1,287 @@
+#include "api/resources/folders.hpp"
+
+#include <algorithm>
+
+#include "api/http/input.hpp"
+#include "api/http/pagination.hpp"
+#include "core/slug.hpp"
+#include "core/time.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+constexpr std::size_t max_name_bytes = 1000;
+
+// A slug not used by any folder of the tree but `self`: wanted, wanted-2, wanted-3, ...
+std::string free_slug(const folder_tree& tree, const std::string& wanted, const std::optional<uuid>& self) {
+  const std::string base = wanted.empty() ? "folder" : wanted;
+  for (int n = 1;; ++n) {
+    std::string candidate = n == 1 ? base : base + "-" + std::to_string(n);
+    auto owner = tree.find_slug(candidate);
+    if (!owner || owner == self) return candidate;
+  }
+}
+
+// Reads the optional, freely editable fields into `doc`.
+void read_folder_details(field_reader& in, json::object& doc) {
+  if (auto description = in.string("description", 4096)) doc["description"] = *description;
+  if (auto hue = in.integer("color_hue", 0, 359)) doc["color_hue"] = *hue;
+  for (const char* key : {"default_layers_id", "default_graph_preset_id"}) {
+    if (auto id = in.nullable_uuid(key)) doc[key] = id->is_nil() ? json::value(nullptr) : json::value(id->str());
+  }
+}
+
+// Where a name like "A / B" places a folder: the parent named by the prefix, which must agree with
+// an explicit parent_id when both are given.
+api_result<std::pair<std::optional<uuid>, std::string>> place(const folder_tree& tree, std::string_view name,
+                                                              std::optional<uuid> parent_id) {
+  auto segments = split_folder_name(name);
+  if (!segments) return invalid("name", "must be non-empty segments separated by ' / ' (at most 32)");
+  std::string leaf = segments->back();
+  segments->pop_back();
+  if (segments->empty()) return std::pair{parent_id, leaf};
+  std::string prefix;
+  for (const auto& s : *segments) prefix += (prefix.empty() ? "" : std::string(folder_separator)) + s;
+  // With a parent_id, the name may repeat the parent's full path before the leaf.
+  if (parent_id && tree.full_name(*parent_id) == prefix) return std::pair{parent_id, leaf};
+  auto parent = tree.find_by_full_name(prefix);
+  if (!parent) return invalid("name", "needs the parent folder '" + prefix + "' (create it first or use /tags/mkdir)");
+  if (parent_id && *parent_id != *parent) return invalid("parent_id", "does not match the parent named in name");
+  return std::pair{parent, leaf};
+}
+
+api_result<json::object> parse_folder_body(const request_context& ctx) { return parse_wrapped_body(ctx.request.body, "tag"); }
+
+http_response folder_list_response(const folder_tree& tree, std::vector<uuid> ids, const query_params& query) {
+  auto page_req = parse_page_request(query, {"inserted_at", "updated_at", "name", "slug"}, "inserted_at");
+  if (!page_req) return error_response(page_req.error());
+  auto with_profile = boolean_param(query, "with_profile", false);
+  if (!with_profile) return error_response(with_profile.error());
+  if (query.has("filter")) return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  std::vector<json::object> views;
+  views.reserve(ids.size());
+  for (const auto& id : ids) views.push_back(tree.view(id));
+  auto page = paginate(std::move(views), *page_req);
+  if (!page) return error_response(page.error());
+  return list_response(page->items, page->retrieve_after_id);
+}
+
+}  // namespace
+
+api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
+                            const uuid& mandate, const json::object& body) {
+  field_reader in(body);
+  auto name = in.string("name", max_name_bytes, true);
+  auto parent_id = in.nullable_uuid("parent_id");
+  auto slug = in.string("slug", 200);
+  if (slug && !is_valid_slug(*slug)) in.fail("slug", "must be lowercase letters, digits and dashes");
+  const uuid id = uuid::random();
+  const std::string now = format_iso(now_micros());
+  json::object doc{{"id", id.str()},
+                   {"name", ""},
+                   {"slug", ""},
+                   {"description", ""},
+                   {"color_hue", nullptr},
+                   {"parent_id", nullptr},
+                   {"mandate_id", mandate.str()},
+                   {"default_layers_id", nullptr},
+                   {"default_graph_preset_id", nullptr},
+                   {"inserted_at", now},
+                   {"updated_at", now}};
+  read_folder_details(in, doc);
+  if (!in.ok()) return in.error();
+
+  std::optional<uuid> parent;
+  if (parent_id && !parent_id->is_nil()) {
+    if (!tree.find(*parent_id)) return invalid("parent_id", "names no folder of this mandate");
+    parent = *parent_id;
+  }
+  auto placed = place(tree, *name, parent);
+  if (!placed) return placed.error();
+  const auto& [final_parent, leaf] = *placed;
+  if (tree.find_child(final_parent, leaf)) return invalid("name", "is already used by another folder here");
+  if (final_parent && tree.path(*final_parent).size() >= max_folder_depth) {
+    return invalid("name", "nests deeper than " + std::to_string(max_folder_depth) + " folders");
+  }
+  doc["name"] = leaf;
+  doc["parent_id"] = final_parent ? json::value(final_parent->str()) : json::value(nullptr);
+  tree.upsert(id, doc);
+  const std::string full = tree.full_name(id);
+  if (doc["color_hue"].is_null()) doc["color_hue"] = hue_from_name(full);
+  if (slug) {
+    if (tree.find_slug(*slug)) {
+      tree.remove(id);
+      return invalid("slug", "is already taken");
+    }
+    doc["slug"] = *slug;
+  } else {
+    doc["slug"] = free_slug(tree, slugify(full), id);
+  }
+  tree.upsert(id, doc);
+  records.put(batch, {record_kind::folder, mandate, id}, doc);
+  return id;
+}
+
+http_response list_folders(request_context& ctx) {
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  std::vector<uuid> ids = tree->ids();
+  const std::string& type = ctx.param("selector");
+  if (!type.empty()) {
+    const std::string& value = ctx.param("identifier");
+    std::erase_if(ids, [&](const uuid& id) {
+      const auto& doc = *tree->find(id);
+      if (type == "id") return id.str() != value && uuid::parse(value) != id;
+      if (type == "slug") return doc.at("slug").as_string() != value;
+      if (type == "name") return tree->full_name(id) != value;
+      // by-parent-id: "null" selects top-level folders
+      const auto parent = tree->parent_of(id);
+      return value == "null" ? parent.has_value() : parent != uuid::parse(value);
+    });
+  }
+  return folder_list_response(*tree, std::move(ids), ctx.query);
+}
+
+http_response show_folder(request_context& ctx) {
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  auto id = tree->resolve(ctx.param("tag"));
+  if (!id) return error_response(id.error());
+  return single_response(tree->view(*id));
+}
+
+http_response create_folder(request_context& ctx) {
+  auto body = parse_folder_body(ctx);
+  if (!body) return error_response(body.error());
+  auto lock = ctx.records().writer();
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  auto batch = ctx.records().batch();
+  auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), *body);
+  if (!id) return error_response(id.error());
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(tree->view(*id), 201);
+}
+
+http_response make_folder_path(request_context& ctx) {
+  auto body = parse_object_body(ctx.request.body);
+  if (!body) return error_response(body.error());
+  field_reader in(*body);
+  auto name = in.string("name", max_name_bytes, true);
+  if (!in.ok()) return error_response(in.error());
+  auto segments = split_folder_name(*name);
+  if (!segments) return error_response(invalid("name", "must be non-empty segments separated by ' / ' (at most 32)"));
+
+  auto lock = ctx.records().writer();
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  auto batch = ctx.records().batch();
+  std::optional<uuid> at;
+  bool created = false;
+  for (const auto& leaf : *segments) {
+    if (auto existing = tree->find_child(at, leaf)) {
+      at = existing;
+      continue;
+    }
+    json::object step{{"name", leaf}, {"parent_id", at ? json::value(at->str()) : json::value(nullptr)}};
+    auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), step);
+    if (!id) return error_response(id.error());
+    at = *id;
+    created = true;
+  }
+  if (created) {
+    if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  }
+  return single_response(tree->view(*at), created ? 201 : 200);
+}
+
+http_response edit_folder(request_context& ctx) {
+  auto body = parse_folder_body(ctx);
+  if (!body) return error_response(body.error());
+  auto lock = ctx.records().writer();
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  auto id = tree->resolve(ctx.param("tag"));
+  if (!id) return error_response(id.error());
+  json::object doc = *tree->find(*id);
+
+  field_reader in(*body);
+  auto name = in.string("name", max_name_bytes);
+  if (in.has("name") && !in.is_null("name") && name && name->find_first_not_of(' ') == std::string::npos)
+    in.fail("name", "must not be blank");
+  auto parent_id = in.nullable_uuid("parent_id");
+  auto slug = in.string("slug", 200);
+  if (slug && !is_valid_slug(*slug)) in.fail("slug", "must be lowercase letters, digits and dashes");
+  read_folder_details(in, doc);
+  if (!in.ok()) return error_response(in.error());
+
+  std::optional<uuid> parent = tree->parent_of(*id);
+  if (parent_id) {
+    parent = parent_id->is_nil() ? std::nullopt : std::optional<uuid>(*parent_id);
+    if (parent && !tree->find(*parent)) return error_response(invalid("parent_id", "names no folder of this mandate"));
+  }
+  std::string leaf(doc.at("name").as_string());
+  if (name) {
+    auto placed = place(*tree, *name, parent_id ? parent : std::nullopt);
+    if (!placed) return error_response(placed.error());
+    // A bare leaf name keeps the current (or newly given) parent.
+    if (name->find(folder_separator) != std::string::npos || parent_id) parent = placed->first;
+    leaf = placed->second;
+  }
+  if (parent && tree->is_in_subtree(*parent, *id))
+    return error_response(invalid("parent_id", "cannot be the folder itself or one of its descendants"));
+  if (auto sibling = tree->find_child(parent, leaf); sibling && *sibling != *id)
+    return error_response(invalid("name", "is already used by another folder here"));
+  if (parent && tree->path(*parent).size() >= max_folder_depth)
+    return error_response(invalid("parent_id", "nests deeper than " + std::to_string(max_folder_depth) + " folders"));
+
+  const bool renamed = leaf != doc.at("name").as_string() || parent != tree->parent_of(*id);
+  doc["name"] = leaf;
+  doc["parent_id"] = parent ? json::value(parent->str()) : json::value(nullptr);
+  doc["updated_at"] = format_iso(now_micros());
+  tree->upsert(*id, doc);
+  if (slug) {
+    if (auto owner = tree->find_slug(*slug); owner && *owner != *id) return error_response(invalid("slug", "is already taken"));
+    doc["slug"] = *slug;
+  } else if (renamed) {
+    doc["slug"] = free_slug(*tree, slugify(tree->full_name(*id)), *id);
+  }
+  tree->upsert(*id, doc);
+  auto batch = ctx.records().batch();
+  ctx.records().put(batch, {record_kind::folder, ctx.mandate(), *id}, doc);
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return single_response(tree->view(*id));
+}
+
+http_response delete_folder(request_context& ctx) {
+  auto lock = ctx.records().writer();
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  auto id = tree->resolve(ctx.param("tag"));
+  if (!id) return error_response(id.error());
+  if (!tree->children(*id).empty())
+    return error_response(conflict("folder has child folders; delete or move them first"));
+  auto devices = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+  if (!devices) return error_response(devices.error());
+  auto batch = ctx.records().batch();
+  // Devices keep existing; they just leave the deleted folder.
+  const std::string folder_id = id->str();
+  for (auto& device : *devices) {
+    auto& tags = device["tag_ids"].as_array();
+    const auto before = tags.size();
+    tags.erase(std::remove_if(tags.begin(), tags.end(), [&](const json::value& t) { return t.as_string() == folder_id; }),
+               tags.end());
+    if (tags.size() != before) {
+      ctx.records().put(batch, {record_kind::device, ctx.mandate(), *uuid::parse(device.at("id").as_string())}, device);
+    }
+  }
+  ctx.records().erase(batch, {record_kind::folder, ctx.mandate(), *id});
+  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  return no_content_response();
+}
+
+}  // namespace fl::api

@@ -1,0 +1,22 @@
+#pragma once
+// Folders (path segment `tags`): list with selectors, show, create, mkdir, edit, delete.
+#include <boost/json/object.hpp>
+
+#include "api/context.hpp"
+#include "api/resources/folder_tree.hpp"
+
+namespace fl::api {
+
+// Validates a folder-create body (`name`, `parent_id`, `slug`, `color_hue`, `description`, ...)
+// and adds the new folder to `tree` and `batch`. Used by POST /tags and by device creation.
+[[nodiscard]] api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
+                                          const uuid& mandate, const boost::json::object& body);
+
+http_response list_folders(request_context& ctx);
+http_response show_folder(request_context& ctx);
+http_response create_folder(request_context& ctx);
+http_response make_folder_path(request_context& ctx);
+http_response edit_folder(request_context& ctx);
+http_response delete_folder(request_context& ctx);
+
+}  // namespace fl::api

@@ -1,0 +1,83 @@
+#include "api/routes.hpp"
+
+#include "api/resources/api_keys.hpp"
+#include "api/resources/devices.hpp"
+#include "api/resources/drivers.hpp"
+#include "api/resources/folders.hpp"
+#include "api/resources/mandates.hpp"
+
+namespace fl::api {
+
+namespace {
+
+// Order matters where patterns overlap: literals and `by-:` selectors come before `:variables`.
+constexpr route api_table[] = {
+    {"GET", "mandates", access::any_key, list_mandates},
+    {"GET", "mandates/:mandate_id", access::any_key, show_mandate},
+
+    {"GET", "tags", access::mandate_read, list_folders},
+    {"POST", "tags", access::mandate_write, create_folder},
+    {"POST", "tags/mkdir", access::mandate_write, make_folder_path},
+    {"GET", "tags/by-:selector/:identifier", access::mandate_read, list_folders},
+    {"GET", "tags/:tag", access::mandate_read, show_folder},
+    {"PUT", "tags/:tag", access::mandate_write, edit_folder},
+    {"PATCH", "tags/:tag", access::mandate_write, edit_folder},
+    {"DELETE", "tags/:tag", access::mandate_write, delete_folder},
+    {"GET", "tags/:tag/devices", access::mandate_read, list_folder_devices},
+
+    {"GET", "devices", access::mandate_read, list_devices},
+    {"POST", "devices", access::mandate_write, create_device},
+    {"GET", "devices/by-:selector/:identifier", access::mandate_read, list_devices},
+    {"GET", "devices/:device", access::mandate_read, show_device},
+    {"PUT", "devices/:device", access::mandate_write, edit_device},
+    {"PATCH", "devices/:device", access::mandate_write, edit_device},
+    {"DELETE", "devices/:device", access::mandate_write, delete_device},
+    {"GET", "devices/:device/interfaces", access::mandate_read, list_interfaces},
+    {"POST", "devices/:device/interfaces", access::mandate_write, create_interface},
+    {"GET", "devices/:device/interfaces/:interface", access::mandate_read, show_interface},
+    {"PUT", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
+    {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
+    {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
+
+    {"GET", "drivers", access::mandate_read, list_drivers},
+    {"GET", "drivers/instances", access::mandate_read, list_driver_instances},
+    {"GET", "drivers/instances/:instance", access::mandate_read, show_driver_instance},
+    {"GET", "drivers/:driver", access::mandate_read, show_driver},
+};
+
+constexpr route admin_table[] = {
+    {"GET", "mandates", access::superadmin, admin_list_mandates},
+    {"POST", "mandates", access::superadmin, admin_create_mandate},
+    {"GET", "mandates/:mandate_id", access::superadmin, admin_show_mandate},
+    {"PUT", "mandates/:mandate_id", access::superadmin, admin_edit_mandate},
+    {"PATCH", "mandates/:mandate_id", access::superadmin, admin_edit_mandate},
+    {"DELETE", "mandates/:mandate_id", access::superadmin, admin_delete_mandate},
+
+    {"GET", "mandates/:mandate_id/api_keys", access::superadmin, admin_list_keys},
+    {"POST", "mandates/:mandate_id/api_keys", access::superadmin, admin_create_key},
+    {"GET", "mandates/:mandate_id/api_keys/:key_id", access::superadmin, admin_show_key},
+    {"PATCH", "mandates/:mandate_id/api_keys/:key_id", access::superadmin, admin_edit_key},
+    {"PUT", "mandates/:mandate_id/api_keys/:key_id", access::superadmin, admin_edit_key},
+    {"DELETE", "mandates/:mandate_id/api_keys/:key_id", access::superadmin, admin_delete_key},
+
+    {"GET", "api_keys", access::superadmin, admin_list_keys},
+    {"POST", "api_keys", access::superadmin, admin_create_key},
+    {"GET", "api_keys/:key_id", access::superadmin, admin_show_key},
+    {"PATCH", "api_keys/:key_id", access::superadmin, admin_edit_key},
+    {"PUT", "api_keys/:key_id", access::superadmin, admin_edit_key},
+    {"DELETE", "api_keys/:key_id", access::superadmin, admin_delete_key},
+
+    {"GET", "mandates/:mandate_id/driver_instances", access::superadmin, admin_list_driver_instances},
+    {"POST", "mandates/:mandate_id/driver_instances", access::superadmin, admin_create_driver_instance},
+    {"GET", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_show_driver_instance},
+    {"PUT", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_edit_driver_instance},
+    {"PATCH", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_edit_driver_instance},
+    {"DELETE", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_delete_driver_instance},
+};
+
+}  // namespace
+
+std::span<const route> api_routes() { return api_table; }
+std::span<const route> admin_routes() { return admin_table; }
+
+}  // namespace fl::api

@@ -1,0 +1,30 @@
+#pragma once
+// The route table: every path of /api/v1 and /admin/v1, its access level and handler.
+#include <span>
+#include <string_view>
+
+#include "api/context.hpp"
+
+namespace fl::api {
+
+enum class access {
+  any_key,         // any valid key; the handler applies visibility rules (mandate listing)
+  mandate_read,    // a key bound to one mandate with read permission
+  mandate_write,   // a key bound to one mandate with write permission
+  superadmin,      // /admin/v1
+};
+
+using handler_fn = http_response (*)(request_context&);
+
+struct route {
+  std::string_view method;
+  // Segments after the prefix: literals, `:name` variables, and `by-:name` (a segment starting "by-").
+  std::string_view pattern;
+  access level;
+  handler_fn handler;
+};
+
+[[nodiscard]] std::span<const route> api_routes();    // under /api/v1
+[[nodiscard]] std::span<const route> admin_routes();  // under /admin/v1
+
+}  // namespace fl::api
