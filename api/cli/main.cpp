@@ -1,4 +1,7 @@
 // fieldline: the server and its operator tools in one executable.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
@@ -6,6 +9,8 @@
 #include "api/cli/commands.hpp"
 
 int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries only what a command prints for scripts (keys, JSON, the port).
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fieldline"));
   CLI::App app{"fieldline: multi-tenant IoT device data service"};
   app.require_subcommand(1);
   fl::cli::add_serve_command(app);

@@ -27,8 +27,10 @@ struct http_client::impl {
   asio::io_context ioc;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  int connections = 0;
 
   void connect() {
+    ++connections;
     asio::ip::tcp::resolver resolver(ioc);
     stream.emplace(ioc);
     stream->expires_after(timeout);
@@ -50,6 +52,8 @@ http_client::~http_client() {
     impl_->stream->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   }
 }
+
+int http_client::connections() const { return impl_->connections; }
 
 client_response http_client::request(const std::string& method, const std::string& target, const std::string& body,
                                      const std::vector<std::pair<std::string, std::string>>& headers) {

@@ -27,6 +27,8 @@ class http_client {
   // Throws std::runtime_error when the server cannot be reached or the connection breaks.
   client_response request(const std::string& method, const std::string& target, const std::string& body = {},
                           const std::vector<std::pair<std::string, std::string>>& headers = {});
+  // How many TCP connections this client has opened so far (keep-alive keeps it at one).
+  [[nodiscard]] int connections() const;
 
  private:
   struct impl;

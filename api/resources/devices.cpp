@@ -158,7 +158,9 @@ api_result<json::array> resolve_tags(request_context& ctx, folder_tree& tree, st
   if (!tags.is_array() || tags.get_array().empty()) return invalid("tags", "must list at least one folder");
   if (tags.get_array().size() > 1000) return invalid("tags", "must list at most 1000 folders");
   json::array ids;
+  std::size_t index = 0;
   for (const auto& tag : tags.get_array()) {
+    const std::string entry = "tags[" + std::to_string(index++) + "]";
     const auto* o = tag.if_object();
     if (!o) return invalid("tags", "entries must be objects: {\"id\": ...} or {\"action\": \"create\", \"name\": ...}");
     const auto* action = o->if_contains("action");
@@ -173,7 +175,7 @@ api_result<json::array> resolve_tags(request_context& ctx, folder_tree& tree, st
       id = *created;
     } else if (const auto* raw = o->if_contains("id"); raw && raw->is_string() && !action) {
       auto found = tree.resolve(raw->get_string());
-      if (!found) return invalid("tags", "names no folder of this mandate: " + std::string(raw->get_string()));
+      if (!found) return invalid("tags", entry + " names no folder of this mandate");
       id = *found;
     } else {
       return invalid("tags", "entries must be {\"id\": ...} or {\"action\": \"create\", \"name\": ...}");

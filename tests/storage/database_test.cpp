@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "storage/key_codec.hpp"
-#include "test_dir.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fl::storage {
 

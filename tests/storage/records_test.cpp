@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/crypto.hpp"
-#include "test_dir.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fl::storage {
 

@@ -1,0 +1,118 @@
+// Nothing of one mandate is visible or changeable with another mandate's key. The test walks the
+// route table itself, so a route added later is covered without touching this file.
+#include "api/routes.hpp"
+#include "support/api_fixture.hpp"
+
+namespace fl::testing {
+
+class isolation : public api_fixture {
+ protected:
+  void SetUp() override {
+    api_fixture::SetUp();
+    mandate_a_ = make_mandate("Victim", json::array{"api_packets_writeable"});
+    key_a_ = make_key(mandate_a_, "admin");
+    instance_a_ = make_driver_instance(mandate_a_);
+    folder_a_ = make_folder(key_a_, "Secret");
+    child_a_ = make_folder(key_a_, "Secret / Inner");
+    device_a_ = make_device(key_a_, "victim-device", folder_a_);
+    auto iface = call("POST", "/api/v1/devices/" + device_a_ + "/interfaces", key_a_,
+                      json::object{{"interface", json::object{{"driver_instance_id", instance_a_},
+                                                              {"opts", json::object{{"device_eui", "AABBCCDD"}}}}}});
+    interface_a_ = iface.id();
+
+    const auto b = make_mandate("Attacker", json::array{"api_packets_writeable"});
+    key_b_ = make_key(b, "admin");
+    make_device(key_b_, "attacker-device", make_folder(key_b_, "Mine"));
+  }
+
+  // Everything of mandate A as its own admin sees it.
+  std::string snapshot() const {
+    std::string all;
+    for (const char* path : {"/api/v1/tags?limit=100", "/api/v1/devices?limit=100", "/api/v1/drivers/instances"})
+      all += call("GET", path, key_a_).text;
+    all += call("GET", "/api/v1/devices/" + device_a_ + "/interfaces", key_a_).text;
+    return all;
+  }
+
+  std::string fill(std::string_view pattern) const {
+    std::string path;
+    std::size_t start = 0;
+    while (start <= pattern.size()) {
+      const auto slash = pattern.find('/', start);
+      std::string_view part = pattern.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+      std::string seg(part);
+      if (part == ":device") seg = device_a_;
+      else if (part == ":tag") seg = folder_a_;
+      else if (part == ":interface") seg = interface_a_;
+      else if (part == ":instance") seg = instance_a_;
+      else if (part == ":mandate_id") seg = mandate_a_;
+      else if (part == "by-:selector") seg = "by-id";
+      else if (part == ":identifier") seg = device_a_;
+      else if (part.starts_with(':')) seg = uuid::random().str();
+      path += "/" + seg;
+      if (slash == std::string_view::npos) break;
+      start = slash + 1;
+    }
+    return path;
+  }
+
+  // A body that points at A's objects wherever a body can name one.
+  json::object hostile_body() const {
+    json::object fields{{"name", "pwned"},
+                        {"parent_id", folder_a_},
+                        {"driver_instance_id", instance_a_},
+                        {"tags", json::array{json::object{{"id", folder_a_}}}},
+                        {"payload_encoding", "utf8"},
+                        {"payload", "x"},
+                        {"interface_id", interface_a_}};
+    return {{"tag", fields}, {"device", fields}, {"interface", fields}, {"packet", fields}, {"name", "pwned"}};
+  }
+
+  std::vector<std::string> secrets() const {
+    return {device_a_, folder_a_, child_a_, interface_a_, instance_a_, key_a_, "victim-device", "Secret"};
+  }
+
+  std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, key_b_;
+};
+
+TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_changes_nothing) {
+  const std::string before = snapshot();
+  int routes = 0;
+  for (const auto& r : api::api_routes()) {
+    const std::string path = "/api/v1" + fill(r.pattern);
+    auto res = call(std::string(r.method), path, key_b_, to_json(hostile_body()));
+    ++routes;
+    for (const auto& secret : secrets()) {
+      EXPECT_EQ(res.text.find(secret), std::string::npos) << r.method << " " << path << " leaked " << secret << ": " << res.text;
+    }
+    const bool names_an_object = r.pattern.find(":device") != std::string_view::npos ||
+                                 r.pattern.find(":tag") != std::string_view::npos ||
+                                 r.pattern.find(":interface") != std::string_view::npos ||
+                                 r.pattern.find(":instance") != std::string_view::npos ||
+                                 r.pattern.find(":mandate_id") != std::string_view::npos;
+    if (names_an_object) {
+      EXPECT_EQ(res.status, 404) << r.method << " " << path << ": " << res.text;
+    }
+  }
+  EXPECT_GT(routes, 20);
+  EXPECT_EQ(snapshot(), before);
+}
+
+TEST_F(isolation, slugs_do_not_cross_mandates) {
+  EXPECT_EQ(call("GET", "/api/v1/devices/victim-device", key_b_).status, 404);
+  EXPECT_EQ(call("GET", "/api/v1/tags/secret", key_b_).status, 404);
+  EXPECT_EQ(call("GET", "/api/v1/devices/by-eui/AABBCCDD", key_b_).data().as_array().size(), 0u);
+  // B may use the same names and slugs without touching A.
+  EXPECT_EQ(call("POST", "/api/v1/tags", key_b_, json::object{{"tag", json::object{{"name", "Secret"}}}}).data().at("slug"), "secret");
+  EXPECT_EQ(call("GET", "/api/v1/tags/secret", key_a_).id(), folder_a_);
+}
+
+TEST_F(isolation, a_device_cannot_be_put_into_a_foreign_folder) {
+  auto r = call("POST", "/api/v1/devices", key_b_,
+                json::object{{"device", json::object{{"name", "x"}, {"tags", json::array{json::object{{"id", folder_a_}}}}}}});
+  EXPECT_EQ(r.status, 422);
+  auto nested = call("POST", "/api/v1/tags", key_b_, json::object{{"tag", json::object{{"name", "x"}, {"parent_id", folder_a_}}}});
+  EXPECT_EQ(nested.status, 422);
+}
+
+}  // namespace fl::testing
