@@ -6,11 +6,16 @@ namespace fl::api {
 
 std::string_view role_name(role r) {
   switch (r) {
-    case role::superadmin: return "superadmin";
-    case role::admin: return "admin";
-    case role::read_only: return "read_only";
-    case role::member: return "member";
-    case role::billing: return "billing";
+    case role::superadmin:
+      return "superadmin";
+    case role::admin:
+      return "admin";
+    case role::read_only:
+      return "read_only";
+    case role::member:
+      return "member";
+    case role::billing:
+      return "billing";
   }
   return "unknown";
 }

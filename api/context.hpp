@@ -8,6 +8,7 @@
 
 #include "api/http/envelope.hpp"
 #include "api/http/message.hpp"
+#include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
 #include "storage/records.hpp"
@@ -23,10 +24,16 @@ struct principal {
   uuid key_id;
   std::optional<uuid> mandate;  // nullopt: a key for all mandates
   role access = role::read_only;
+  std::optional<rate_policy> rate;  // nullopt: the server-wide default
 };
 
+// What lives for the whole server: the stores and the rate limiter.
 struct app_context {
+  explicit app_context(storage::records& r, rate_policy default_rate_policy = {})
+      : records(r), default_rate(default_rate_policy) {}
   storage::records& records;
+  rate_policy default_rate;
+  rate_limiter limiter;
 };
 
 struct request_context {

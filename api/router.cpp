@@ -56,7 +56,8 @@ bool match(std::string_view pattern, std::span<const std::string> segments, para
 
 std::optional<api_error> check_access(access level, const principal& caller) {
   switch (level) {
-    case access::any_key: return std::nullopt;
+    case access::any_key:
+      return std::nullopt;
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
       return forbidden("the admin API needs a superadmin key");
@@ -66,12 +67,15 @@ std::optional<api_error> check_access(access level, const principal& caller) {
         return forbidden("this key is bound to all mandates; resource routes need a key of one mandate");
       switch (caller.access) {
         case role::superadmin:
-        case role::admin: return std::nullopt;
+        case role::admin:
+          return std::nullopt;
         case role::read_only:
           if (level == access::mandate_read) return std::nullopt;
           return forbidden("this key is read-only");
-        case role::member: return forbidden("this key's groups grant no permission for this route");
-        case role::billing: return forbidden("billing keys may only read statistics and mandates");
+        case role::member:
+          return forbidden("this key's groups grant no permission for this route");
+        case role::billing:
+          return forbidden("billing keys may only read statistics and mandates");
       }
   }
   return forbidden("not allowed");
@@ -118,8 +122,30 @@ http_response router::handle(const http_request& request) const {
     if (!caller) return error_response(caller.error());
     if (auto denied = check_access(found->level, *caller)) return error_response(*denied);
 
-    request_context ctx{app_, request, *query, *caller, std::move(params)};
-    return found->handler(ctx);
+    // Superadmin keys are not limited; every other authenticated answer carries the limit headers.
+    std::optional<rate_decision> rate;
+    if (caller->access != role::superadmin) {
+      rate_policy policy = app_.default_rate;
+      if (caller->rate) {
+        policy = *caller->rate;
+      }
+      rate = app_.limiter.take(caller->key_id, policy, rate_limiter::clock::now());
+    }
+    http_response response;
+    if (rate && !rate->allowed) {
+      response = error_response({429, "rate limit reached: " + std::to_string(rate->policy.limit) + " requests per " +
+                                          std::to_string(rate->policy.window_ms) + " ms"});
+    } else {
+      request_context ctx{app_, request, *query, *caller, std::move(params)};
+      response = found->handler(ctx);
+    }
+    if (rate) {
+      response.headers.emplace_back("x-ratelimit-limit", std::to_string(rate->policy.limit) + "/" +
+                                                             std::to_string(rate->policy.window_ms) + "ms");
+      response.headers.emplace_back("x-ratelimit-remaining", std::to_string(rate->remaining));
+      response.headers.emplace_back("x-ratelimit-reset", std::to_string(rate->reset_ms));
+    }
+    return response;
   } catch (const std::exception& e) {
     spdlog::error("handler failed on {} {}: {}", request.method, request.path, e.what());
     return error_response({500, "internal error"});

@@ -77,7 +77,11 @@ constexpr route admin_table[] = {
 
 }  // namespace
 
-std::span<const route> api_routes() { return api_table; }
-std::span<const route> admin_routes() { return admin_table; }
+std::span<const route> api_routes() {
+  return api_table;
+}
+std::span<const route> admin_routes() {
+  return admin_table;
+}
 
 }  // namespace fl::api

@@ -8,10 +8,10 @@
 namespace fl::api {
 
 enum class access {
-  any_key,         // any valid key; the handler applies visibility rules (mandate listing)
-  mandate_read,    // a key bound to one mandate with read permission
-  mandate_write,   // a key bound to one mandate with write permission
-  superadmin,      // /admin/v1
+  any_key,        // any valid key; the handler applies visibility rules (mandate listing)
+  mandate_read,   // a key bound to one mandate with read permission
+  mandate_write,  // a key bound to one mandate with write permission
+  superadmin,     // /admin/v1
 };
 
 using handler_fn = http_response (*)(request_context&);

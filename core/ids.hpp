@@ -21,9 +21,7 @@ struct uuid {
 
   [[nodiscard]] bool is_nil() const { return *this == uuid{}; }
   [[nodiscard]] std::string str() const;
-  [[nodiscard]] std::string_view raw() const {
-    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-  }
+  [[nodiscard]] std::string_view raw() const { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
   auto operator<=>(const uuid&) const = default;
 };
 

@@ -12,13 +12,27 @@ void append_json_string(std::string& out, std::string_view s) {
   for (char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           out += "\\u00";
@@ -40,8 +54,8 @@ void append_json_double(std::string& out, double d) {
   char buf[64];
   const double magnitude = std::fabs(d);
   const bool exponent = magnitude != 0.0 && (magnitude >= 1e21 || magnitude < 1e-6);
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d,
-                                 exponent ? std::chars_format::scientific : std::chars_format::fixed);
+  auto [end, ec] =
+      std::to_chars(buf, buf + sizeof buf, d, exponent ? std::chars_format::scientific : std::chars_format::fixed);
   std::string_view text(buf, static_cast<std::size_t>(end - buf));
   out += text;
   if (!exponent && text.find('.') == std::string_view::npos) out += ".0";
@@ -49,8 +63,12 @@ void append_json_double(std::string& out, double d) {
 
 void append_json(std::string& out, const boost::json::value& v) {
   switch (v.kind()) {
-    case boost::json::kind::null: out += "null"; break;
-    case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; break;
+    case boost::json::kind::null:
+      out += "null";
+      break;
+    case boost::json::kind::bool_:
+      out += v.get_bool() ? "true" : "false";
+      break;
     case boost::json::kind::int64: {
       char buf[24];
       auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_int64());
@@ -63,8 +81,12 @@ void append_json(std::string& out, const boost::json::value& v) {
       out.append(buf, end);
       break;
     }
-    case boost::json::kind::double_: append_json_double(out, v.get_double()); break;
-    case boost::json::kind::string: append_json_string(out, v.get_string()); break;
+    case boost::json::kind::double_:
+      append_json_double(out, v.get_double());
+      break;
+    case boost::json::kind::string:
+      append_json_string(out, v.get_string());
+      break;
     case boost::json::kind::array: {
       out.push_back('[');
       bool first = true;

@@ -101,8 +101,8 @@ std::string format_iso(micros t) {
   const auto secs = static_cast<unsigned>(rest / micros_per_second);
   const auto frac = static_cast<unsigned>(rest % micros_per_second);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u.%06uZ", static_cast<long long>(c.year),
-                c.month, c.day, secs / 3600, secs / 60 % 60, secs % 60, frac);
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02u:%02u:%02u.%06uZ", static_cast<long long>(c.year), c.month,
+                c.day, secs / 3600, secs / 60 % 60, secs % 60, frac);
   return buf;
 }
 

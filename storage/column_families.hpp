@@ -9,11 +9,11 @@
 namespace fl::storage {
 
 enum class family : std::uint8_t {
-  meta,     // records: mandate(16) | kind(1) | id(16) [| child id(16)]; global records use the nil mandate
-  index,    // secondary indexes: mandate(16) | index kind(1) | lookup key bytes -> target id(s)
-  packets,  // mandate(16) | device(16) | transceived_at(8) | packet id(16)            (issue 4)
-  readings, // mandate(16) | device(16) | measured_at(8) | reading id(16)             (issue 4)
-  jobs,     // persistent jobs such as reparse: mandate(16) | job id(16)               (issue 4)
+  meta,      // records: mandate(16) | kind(1) | id(16) [| child id(16)]; global records use the nil mandate
+  index,     // secondary indexes: mandate(16) | index kind(1) | lookup key bytes -> target id(s)
+  packets,   // mandate(16) | device(16) | transceived_at(8) | packet id(16)            (issue 4)
+  readings,  // mandate(16) | device(16) | measured_at(8) | reading id(16)             (issue 4)
+  jobs,      // persistent jobs such as reparse: mandate(16) | job id(16)               (issue 4)
 };
 
 struct family_spec {

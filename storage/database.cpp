@@ -21,10 +21,11 @@ error map_status(const rocksdb::Status& s, std::string_view what) {
   return {errc::io, std::move(message)};
 }
 
-rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+rocksdb::Slice slice(std::string_view s) {
+  return {s.data(), s.size()};
+}
 
-rocksdb::ColumnFamilyOptions family_options(const family_spec& spec,
-                                            const std::shared_ptr<rocksdb::Cache>& cache) {
+rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions options;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
@@ -88,7 +89,9 @@ void write_batch::erase_prefix(family f, std::string_view prefix) {
   impl_->keep(impl_->batch.DeleteRange(impl_->handle(f), slice(prefix), end));
 }
 
-std::size_t write_batch::size() const { return impl_->batch.Count(); }
+std::size_t write_batch::size() const {
+  return impl_->batch.Count();
+}
 
 // ---- database ----
 

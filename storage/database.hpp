@@ -45,7 +45,7 @@ enum class direction { forward, backward };
 struct open_options {
   std::filesystem::path dir;
   std::size_t block_cache_bytes = 64u << 20;  // default 64 MiB shared block cache
-  int background_jobs = 2;                     // default: one per core on the reference machine
+  int background_jobs = 2;                    // default: one per core on the reference machine
 };
 
 class database {

@@ -83,8 +83,7 @@ result<std::size_t> records::count(record_kind kind, const uuid& mandate) const 
   return n;
 }
 
-result<std::optional<uuid>> records::find_slug(record_kind kind, const uuid& mandate,
-                                               std::string_view slug) const {
+result<std::optional<uuid>> records::find_slug(record_kind kind, const uuid& mandate, std::string_view slug) const {
   auto raw = db_.get(family::index, slug_key(kind, mandate, slug));
   if (!raw) return raw.error();
   if (!*raw) return std::optional<uuid>{};
@@ -127,8 +126,9 @@ void records::erase_key_hash(write_batch& batch, std::string_view hash) const {
 }
 
 void records::erase_device_data(write_batch& batch, const uuid& mandate, const uuid& device) const {
-  batch.erase_prefix(family::meta,
-                     key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(record_kind::interface)).id(device).take());
+  batch.erase_prefix(
+      family::meta,
+      key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(record_kind::interface)).id(device).take());
   const std::string device_prefix = key_builder{}.id(mandate).id(device).take();
   batch.erase_prefix(family::packets, device_prefix);
   batch.erase_prefix(family::readings, device_prefix);

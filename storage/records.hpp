@@ -36,7 +36,9 @@ enum class record_kind : std::uint8_t {
   profile = 9,
 };
 
-[[nodiscard]] constexpr bool is_nested(record_kind k) { return k == record_kind::interface; }
+[[nodiscard]] constexpr bool is_nested(record_kind k) {
+  return k == record_kind::interface;
+}
 
 struct record_address {
   record_kind kind;
@@ -68,8 +70,7 @@ class records {
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
   void put(write_batch& batch, const record_address& at, const boost::json::object& doc) const;
   void erase(write_batch& batch, const record_address& at) const;
-  void put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug,
-                const uuid& id) const;
+  void put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug, const uuid& id) const;
   void erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const;
   void put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const;
   void erase_key_hash(write_batch& batch, std::string_view hash) const;

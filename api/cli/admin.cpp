@@ -51,7 +51,9 @@ json::value call(const admin_options& o, const std::string& method, const std::s
   return parsed.get_object().contains("body") ? parsed.get_object().at("body") : json::value(nullptr);
 }
 
-void print(const json::value& v) { std::printf("%s\n", to_json(v).c_str()); }
+void print(const json::value& v) {
+  std::printf("%s\n", to_json(v).c_str());
+}
 
 void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   auto* mandate = admin.add_subcommand("mandate", "Mandates (tenants)");
@@ -79,7 +81,9 @@ void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
     print(call(*o, "POST", "mandates", &body));
   });
 
-  mandate->add_subcommand("list", "List mandates")->callback([o] { print(call(*o, "GET", "mandates?limit=100", nullptr)); });
+  mandate->add_subcommand("list", "List mandates")->callback([o] {
+    print(call(*o, "GET", "mandates?limit=100", nullptr));
+  });
   auto id = std::make_shared<std::string>();
   auto* show = mandate->add_subcommand("show", "Show a mandate");
   show->add_option("id", *id)->required();
@@ -97,7 +101,9 @@ void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
     bool all = false;
   };
   auto args = std::make_shared<key_args>();
-  auto base = [args] { return args->mandate.empty() ? std::string("api_keys") : "mandates/" + url_encode(args->mandate) + "/api_keys"; };
+  auto base = [args] {
+    return args->mandate.empty() ? std::string("api_keys") : "mandates/" + url_encode(args->mandate) + "/api_keys";
+  };
 
   auto* create = key->add_subcommand("create", "Create a key; prints only the secret (shown once)");
   auto* mandate_opt = create->add_option("--mandate", args->mandate, "Mandate id (keys of one mandate)");
@@ -106,7 +112,8 @@ void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   create->add_option("--name", args->name, "Name (default: the role)");
   create->callback([o, args, base] {
     if (args->mandate.empty() && !args->all) throw CLI::ValidationError("key create", "needs --mandate ID or --all");
-    json::object body{{"api_key", json::object{{"name", args->name.empty() ? args->role : args->name}, {"role", args->role}}}};
+    json::object body{
+        {"api_key", json::object{{"name", args->name.empty() ? args->role : args->name}, {"role", args->role}}}};
     auto created = call(*o, "POST", base(), &body);
     std::fprintf(stderr, "created %s key %s\n", args->role.c_str(), std::string(created.at("id").as_string()).c_str());
     std::printf("%s\n", std::string(created.at("key").as_string()).c_str());
@@ -140,8 +147,9 @@ void add_driver_instance_commands(CLI::App& admin, std::shared_ptr<admin_options
     boost::system::error_code ec;
     auto opts = json::parse(args->opts, ec);
     if (ec || !opts.is_object()) throw CLI::ValidationError("--opts", "must be a JSON object");
-    json::object body{{"driver_instance", json::object{{"name", args->name}, {"driver", args->driver},
-                                                       {"opts", opts}, {"enabled", !args->disabled}}}};
+    json::object body{
+        {"driver_instance",
+         json::object{{"name", args->name}, {"driver", args->driver}, {"opts", opts}, {"enabled", !args->disabled}}}};
     print(call(*o, "POST", "mandates/" + url_encode(args->mandate) + "/driver_instances", &body));
   });
   auto* list = di->add_subcommand("list", "List driver instances of a mandate");

@@ -24,6 +24,7 @@ struct serve_options {
   std::string listen = "127.0.0.1:8080";
   std::string config;
   api::server_limits limits;
+  api::rate_policy default_rate;  // for keys without their own limit
 };
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
@@ -48,20 +49,32 @@ void apply_config_file(serve_options& options, const std::string& path) {
   if (ec || !value.is_object()) throw std::runtime_error("config file " + path + " is not a JSON object");
   auto seconds = [](const boost::json::value& v) { return std::chrono::seconds(v.to_number<std::int64_t>()); };
   for (const auto& [key, v] : value.get_object()) {
-    if (key == "data") options.data = v.as_string();
-    else if (key == "listen") options.listen = v.as_string();
-    else if (key == "max_body_bytes") options.limits.max_body_bytes = v.to_number<std::size_t>();
-    else if (key == "max_header_bytes") options.limits.max_header_bytes = v.to_number<std::size_t>();
-    else if (key == "idle_timeout_s") options.limits.idle_timeout = seconds(v);
-    else if (key == "request_timeout_s") options.limits.request_timeout = seconds(v);
-    else if (key == "write_timeout_s") options.limits.write_timeout = seconds(v);
-    else if (key == "max_connections") options.limits.max_connections = v.to_number<std::size_t>();
-    else if (key == "shutdown_grace_s") options.limits.shutdown_grace = seconds(v);
-    else if (key == "threads") options.limits.threads = v.to_number<int>();
-    else throw std::runtime_error("unknown key in config file: " + std::string(key));
+    if (key == "data")
+      options.data = v.as_string();
+    else if (key == "listen")
+      options.listen = v.as_string();
+    else if (key == "max_body_bytes")
+      options.limits.max_body_bytes = v.to_number<std::size_t>();
+    else if (key == "max_header_bytes")
+      options.limits.max_header_bytes = v.to_number<std::size_t>();
+    else if (key == "idle_timeout_s")
+      options.limits.idle_timeout = seconds(v);
+    else if (key == "request_timeout_s")
+      options.limits.request_timeout = seconds(v);
+    else if (key == "write_timeout_s")
+      options.limits.write_timeout = seconds(v);
+    else if (key == "max_connections")
+      options.limits.max_connections = v.to_number<std::size_t>();
+    else if (key == "shutdown_grace_s")
+      options.limits.shutdown_grace = seconds(v);
+    else if (key == "threads")
+      options.limits.threads = v.to_number<int>();
+    else
+      throw std::runtime_error("unknown key in config file: " + std::string(key));
   }
   if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.max_connections < 1 ||
-      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024)
+      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
+      options.default_rate.limit < 1 || options.default_rate.window_ms < 100)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 
@@ -82,7 +95,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   storage::records records(**db);
   api::ensure_superadmin_key(records, options.data);
 
-  api::app_context app{records};
+  api::app_context app(records, options.default_rate);
   api::router routes(app);
   api::http_server server(routes, options.limits);
   server.listen(host, port);

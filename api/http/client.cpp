@@ -53,7 +53,9 @@ http_client::~http_client() {
   }
 }
 
-int http_client::connections() const { return impl_->connections; }
+int http_client::connections() const {
+  return impl_->connections;
+}
 
 client_response http_client::request(const std::string& method, const std::string& target, const std::string& body,
                                      const std::vector<std::pair<std::string, std::string>>& headers) {
@@ -81,13 +83,15 @@ client_response http_client::request(const std::string& method, const std::strin
       client_response out;
       out.status = static_cast<int>(res.result_int());
       out.body = std::move(res.body());
-      for (const auto& field : res) out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      for (const auto& field : res)
+        out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       if (!res.keep_alive()) impl_->stream.reset();
       return out;
     } catch (const boost::system::system_error& e) {
       impl_->stream.reset();
-      if (attempt == 1) throw std::runtime_error("HTTP request to " + impl_->host + ":" + std::to_string(impl_->port) +
-                                                 " failed: " + e.code().message());
+      if (attempt == 1)
+        throw std::runtime_error("HTTP request to " + impl_->host + ":" + std::to_string(impl_->port) +
+                                 " failed: " + e.code().message());
     }
   }
   throw std::runtime_error("unreachable");

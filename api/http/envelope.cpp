@@ -4,10 +4,18 @@
 
 namespace fl::api {
 
-api_error not_found(std::string what) { return {404, std::move(what) + " not found"}; }
-api_error bad_request(std::string message) { return {400, std::move(message)}; }
-api_error forbidden(std::string message) { return {403, std::move(message)}; }
-api_error conflict(std::string message) { return {409, std::move(message)}; }
+api_error not_found(std::string what) {
+  return {404, std::move(what) + " not found"};
+}
+api_error bad_request(std::string message) {
+  return {400, std::move(message)};
+}
+api_error forbidden(std::string message) {
+  return {403, std::move(message)};
+}
+api_error conflict(std::string message) {
+  return {409, std::move(message)};
+}
 
 api_error invalid(std::string field, std::string message) {
   boost::json::object errors;
@@ -51,10 +59,16 @@ http_response list_response(const boost::json::array& items, const std::optional
   return {.status = 200, .body = std::move(body)};
 }
 
-http_response plain_list_response(const boost::json::array& items) { return list_response(items, std::nullopt); }
+http_response plain_list_response(const boost::json::array& items) {
+  return list_response(items, std::nullopt);
+}
 
-http_response bare_array_response(const boost::json::array& items) { return {.status = 200, .body = to_json(items)}; }
+http_response bare_array_response(const boost::json::array& items) {
+  return {.status = 200, .body = to_json(items)};
+}
 
-http_response no_content_response() { return {.status = 204, .body = {}, .content_type = {}}; }
+http_response no_content_response() {
+  return {.status = 204, .body = {}, .content_type = {}};
+}
 
 }  // namespace fl::api

@@ -80,13 +80,16 @@ int compare_values(const json::value* a, const json::value* b) {
   const int ra = rank(a), rb = rank(b);
   if (ra != rb) return ra < rb ? -1 : 1;
   switch (ra) {
-    case 1: return static_cast<int>(a->get_bool()) - static_cast<int>(b->get_bool());
+    case 1:
+      return static_cast<int>(a->get_bool()) - static_cast<int>(b->get_bool());
     case 2: {
       const double x = a->to_number<double>(), y = b->to_number<double>();
       return x < y ? -1 : x > y ? 1 : 0;
     }
-    case 3: return a->get_string().subview().compare(b->get_string().subview());
-    default: return 0;
+    case 3:
+      return a->get_string().subview().compare(b->get_string().subview());
+    default:
+      return 0;
   }
 }
 

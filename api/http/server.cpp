@@ -3,8 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <functional>
-#include <optional>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,7 +16,9 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -222,8 +222,7 @@ struct http_server::impl {
   std::function<void()> on_stop;  // runs on `control` when the drain begins
 };
 
-http_server::http_server(const router& routes, server_limits limits)
-    : impl_(std::make_unique<impl>(routes, limits)) {}
+http_server::http_server(const router& routes, server_limits limits) : impl_(std::make_unique<impl>(routes, limits)) {}
 http_server::~http_server() = default;
 
 void http_server::listen(const std::string& host, std::uint16_t port) {
@@ -239,7 +238,9 @@ void http_server::listen(const std::string& host, std::uint16_t port) {
   if (ec) throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ec.message());
 }
 
-std::uint16_t http_server::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::uint16_t http_server::port() const {
+  return impl_->acceptor.local_endpoint().port();
+}
 
 void http_server::run(bool handle_signals) {
   std::optional<asio::signal_set> signals;
@@ -262,6 +263,8 @@ void http_server::run(bool handle_signals) {
   // The drain-deadline timer may still be pending after a clean drain; it is dropped with the context.
 }
 
-void http_server::stop() { impl_->begin_stop(); }
+void http_server::stop() {
+  impl_->begin_stop();
+}
 
 }  // namespace fl::api

@@ -12,14 +12,14 @@
 namespace fl::api {
 
 struct server_limits {
-  std::size_t max_body_bytes = 1u << 20;              // default 1 MiB: larger bodies get 413
-  std::size_t max_header_bytes = 16u << 10;           // default 16 KiB: larger headers get 431
-  std::chrono::seconds idle_timeout{75};              // default 75 s (clients keep idle connections 30-60 s)
-  std::chrono::seconds request_timeout{30};           // default 30 s to receive a whole request once started
-  std::chrono::seconds write_timeout{30};             // default 30 s to send a response
-  std::size_t max_connections = 1024;                 // default 1024: more get 503 and are closed
-  std::chrono::seconds shutdown_grace{10};            // default 10 s for in-flight requests on stop
-  int threads = 2;                                    // default 2 I/O threads
+  std::size_t max_body_bytes = 1u << 20;     // default 1 MiB: larger bodies get 413
+  std::size_t max_header_bytes = 16u << 10;  // default 16 KiB: larger headers get 431
+  std::chrono::seconds idle_timeout{75};     // default 75 s (clients keep idle connections 30-60 s)
+  std::chrono::seconds request_timeout{30};  // default 30 s to receive a whole request once started
+  std::chrono::seconds write_timeout{30};    // default 30 s to send a response
+  std::size_t max_connections = 1024;        // default 1024: more get 503 and are closed
+  std::chrono::seconds shutdown_grace{10};   // default 10 s for in-flight requests on stop
+  int threads = 2;                           // default 2 I/O threads
 };
 
 class http_server {

@@ -63,11 +63,18 @@ api_result<principal> authenticate(storage::records& records, std::string_view s
   auto parsed_role = parse_role((*doc)->at("role").as_string());
   if (!parsed_role) return api_error{401, "invalid API key"};
   p.access = *parsed_role;
+  const auto& limit = (*doc)->at("rate_limit");
+  const auto& window = (*doc)->at("rate_window_ms");
+  if (!limit.is_null() || !window.is_null()) {
+    rate_policy policy;
+    if (!limit.is_null()) policy.limit = limit.to_number<std::int64_t>();
+    if (!window.is_null()) policy.window_ms = window.to_number<std::int64_t>();
+    p.rate = policy;
+  }
   return p;
 }
 
-api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate,
-                                 const key_spec& spec) {
+api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate, const key_spec& spec) {
   const uuid id = uuid::random();
   const std::string secret = std::string(secret_prefix) + random_hex(32);
   const std::string now = format_iso(now_micros());
@@ -77,8 +84,8 @@ api_result<issued_key> issue_key(storage::records& records, const std::optional<
       {"role", role_name(spec.access)},
       {"mandate_id", mandate ? json::value(mandate->str()) : json::value(nullptr)},
       {"groups", spec.groups},
-      {"rate_limit", spec.rate_limit},
-      {"rate_window_ms", spec.rate_window_ms},
+      {"rate_limit", spec.rate_limit ? json::value(*spec.rate_limit) : json::value(nullptr)},
+      {"rate_window_ms", spec.rate_window_ms ? json::value(*spec.rate_window_ms) : json::value(nullptr)},
       {"key_prefix", secret.substr(0, 10)},
       {"hash", to_hex(sha256(secret))},
       {"inserted_at", now},
@@ -119,6 +126,9 @@ api_result<key_spec> read_key_spec(const json::object& body, bool for_mandate, b
       spec.groups = std::move(ids);
     }
   }
+  // null resets a limit to the server default.
+  if (in.is_null("rate_limit")) spec.rate_limit.reset();
+  if (in.is_null("rate_window_ms")) spec.rate_window_ms.reset();
   if (auto n = in.integer("rate_limit", 1, 1'000'000)) spec.rate_limit = *n;
   if (auto n = in.integer("rate_window_ms", 100, 86'400'000)) spec.rate_window_ms = *n;
   if (!in.ok()) return in.error();
@@ -163,8 +173,8 @@ http_response admin_create_key(request_context& ctx) {
     auto existing = checked(ctx.records().count(record_kind::api_key, **owner));
     if (!existing) return error_response(existing.error());
     if (static_cast<std::int64_t>(*existing) >= limit) {
-      return error_response(invalid("limit_max_api_keys", "reached: the mandate already has " +
-                                                               std::to_string(*existing) + " API keys"));
+      return error_response(
+          invalid("limit_max_api_keys", "reached: the mandate already has " + std::to_string(*existing) + " API keys"));
     }
   }
   auto issued = issue_key(ctx.records(), *owner, *spec);
@@ -189,20 +199,23 @@ http_response admin_edit_key(request_context& ctx) {
   auto lock = ctx.records().writer();
   auto doc = load_key(ctx, *owner);
   if (!doc) return error_response(doc.error());
-  key_spec current{std::string(doc->at("name").as_string()), *parse_role(doc->at("role").as_string()),
-                   doc->at("groups").as_array(), doc->at("rate_limit").to_number<std::int64_t>(),
-                   doc->at("rate_window_ms").to_number<std::int64_t>()};
+  key_spec current;
+  current.name = std::string(doc->at("name").as_string());
+  current.access = *parse_role(doc->at("role").as_string());
+  current.groups = doc->at("groups").as_array();
+  if (const auto& n = doc->at("rate_limit"); !n.is_null()) current.rate_limit = n.to_number<std::int64_t>();
+  if (const auto& n = doc->at("rate_window_ms"); !n.is_null()) current.rate_window_ms = n.to_number<std::int64_t>();
   auto spec = read_key_spec(*body, owner->has_value(), false, current);
   if (!spec) return error_response(spec.error());
   (*doc)["name"] = spec->name;
   (*doc)["role"] = role_name(spec->access);
   (*doc)["groups"] = spec->groups;
-  (*doc)["rate_limit"] = spec->rate_limit;
-  (*doc)["rate_window_ms"] = spec->rate_window_ms;
+  (*doc)["rate_limit"] = spec->rate_limit ? json::value(*spec->rate_limit) : json::value(nullptr);
+  (*doc)["rate_window_ms"] = spec->rate_window_ms ? json::value(*spec->rate_window_ms) : json::value(nullptr);
   (*doc)["updated_at"] = format_iso(now_micros());
   auto batch = ctx.records().batch();
-  ctx.records().put(batch, {record_kind::api_key, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string())},
-                    *doc);
+  ctx.records().put(
+      batch, {record_kind::api_key, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string())}, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(key_view(std::move(*doc)));
 }

@@ -13,8 +13,9 @@ struct key_spec {
   std::string name;
   role access = role::admin;
   boost::json::array groups;
-  std::int64_t rate_limit = 50;
-  std::int64_t rate_window_ms = 10'000;
+  // Both null: the server-wide default applies (wire-contract.md: 50 per 10 s unless configured).
+  std::optional<std::int64_t> rate_limit;
+  std::optional<std::int64_t> rate_window_ms;
 };
 
 struct issued_key {
@@ -29,8 +30,7 @@ struct issued_key {
                                                const key_spec& spec);
 
 // Adds to `batch` the removal of a key record's hash-index entry (the record itself is the caller's).
-void erase_key_index(const storage::records& records, storage::write_batch& batch,
-                     const boost::json::object& key_doc);
+void erase_key_index(const storage::records& records, storage::write_batch& batch, const boost::json::object& key_doc);
 
 // /admin/v1/mandates/:mandate_id/api_keys[/:key_id] and /admin/v1/api_keys[/:key_id]
 http_response admin_list_keys(request_context& ctx);

@@ -15,7 +15,9 @@ using storage::record_kind;
 
 namespace {
 
-uuid id_of(const json::object& doc) { return *uuid::parse(doc.at("id").as_string()); }
+uuid id_of(const json::object& doc) {
+  return *uuid::parse(doc.at("id").as_string());
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -41,7 +43,8 @@ struct device_renderer {
     auto ifaces = checked(records.list(record_kind::interface, mandate));
     if (!ifaces) return ifaces.error();
     device_renderer r{std::move(*tree), {}};
-    for (auto& i : *ifaces) r.interfaces[std::string(i.at("device_id").as_string())].push_back(interface_view(std::move(i)));
+    for (auto& i : *ifaces)
+      r.interfaces[std::string(i.at("device_id").as_string())].push_back(interface_view(std::move(i)));
     return r;
   }
 
@@ -68,7 +71,7 @@ struct device_renderer {
 
 // The selector match of /devices/by-:type/:identifier; 404 for an unknown selector type.
 api_result<std::function<bool(const json::object&)>> device_selector(const device_renderer& r, const std::string& type,
-                                                                    const std::string& value) {
+                                                                     const std::string& value) {
   auto interface_opt = [&r](const json::object& device, std::initializer_list<std::string_view> keys,
                             const std::string& wanted) {
     auto it = r.interfaces.find(std::string(device.at("id").as_string()));
@@ -105,7 +108,8 @@ http_response device_list_response(request_context& ctx, const device_renderer& 
   for (const char* t : {"measured_before", "measured_after", "measured_at"}) {
     if (auto ts = timestamp_param(ctx.query, t); !ts) return error_response(ts.error());
   }
-  if (ctx.query.has("filter")) return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  if (ctx.query.has("filter"))
+    return error_response(invalid("filter", "expressions are not supported by this server yet"));
   std::vector<json::object> views;
   views.reserve(docs.size());
   for (auto& d : docs) views.push_back(r.view(std::move(d)));

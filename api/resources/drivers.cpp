@@ -31,9 +31,8 @@ constexpr driver_info catalogue[] = {
 };
 
 json::object driver_view(const driver_info& d) {
-  return {{"name", d.name},   {"driver", d.driver},           {"vendor_name", "fieldline"},
-          {"vendor_url", ""}, {"url", d.url},                 {"meta", json::object{}},
-          {"description", d.description}};
+  return {{"name", d.name}, {"driver", d.driver},     {"vendor_name", "fieldline"},  {"vendor_url", ""},
+          {"url", d.url},   {"meta", json::object{}}, {"description", d.description}};
 }
 
 bool known_driver(std::string_view driver) {
@@ -127,9 +126,9 @@ http_response admin_create_driver_instance(request_context& ctx) {
   if (!body) return error_response(body.error());
   const std::string now = format_iso(now_micros());
   const uuid id = uuid::random();
-  json::object doc{{"id", id.str()},          {"name", ""},         {"driver", ""},
-                   {"opts", json::object{}},   {"enabled", true},    {"owner_id", mandate->str()},
-                   {"inserted_at", now},       {"updated_at", now}};
+  json::object doc{{"id", id.str()},         {"name", ""},       {"driver", ""},
+                   {"opts", json::object{}}, {"enabled", true},  {"owner_id", mandate->str()},
+                   {"inserted_at", now},     {"updated_at", now}};
   if (auto read = read_instance_fields(*body, doc, true); !read) return error_response(read.error());
   auto batch = ctx.records().batch();
   ctx.records().put(batch, {record_kind::driver_instance, *mandate, id}, doc);
@@ -172,8 +171,8 @@ http_response admin_delete_driver_instance(request_context& ctx) {
   std::size_t users = 0;
   for (const auto& i : *interfaces) users += i.at("driver_instance_id") == doc->at("id") ? 1 : 0;
   if (users > 0) {
-    return error_response(conflict("driver instance is used by " + std::to_string(users) +
-                                   " interface(s); delete or move them first"));
+    return error_response(
+        conflict("driver instance is used by " + std::to_string(users) + " interface(s); delete or move them first"));
   }
   auto batch = ctx.records().batch();
   ctx.records().erase(batch, {record_kind::driver_instance, *mandate, *uuid::parse(doc->at("id").as_string())});

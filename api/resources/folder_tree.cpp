@@ -126,8 +126,8 @@ json::object folder_tree::view(const uuid& id) const {
   out["path"] = std::move(path_ids);
   out["profile_data"] = json::array{};
   out["fields"] = json::object{};
-  for (const char* always_null : {"stats", "group_interface_id", "default_devices_view_id",
-                                  "default_packets_view_id", "default_readings_view_id"}) {
+  for (const char* always_null : {"stats", "group_interface_id", "default_devices_view_id", "default_packets_view_id",
+                                  "default_readings_view_id"}) {
     if (!out.contains(always_null)) out[always_null] = nullptr;
   }
   return out;

@@ -54,7 +54,9 @@ api_result<std::pair<std::optional<uuid>, std::string>> place(const folder_tree&
   return std::pair{parent, leaf};
 }
 
-api_result<json::object> parse_folder_body(const request_context& ctx) { return parse_wrapped_body(ctx.request.body, "tag"); }
+api_result<json::object> parse_folder_body(const request_context& ctx) {
+  return parse_wrapped_body(ctx.request.body, "tag");
+}
 
 http_response folder_list_response(const folder_tree& tree, std::vector<uuid> ids, const query_params& query) {
   auto page_req = parse_page_request(query, {"inserted_at", "updated_at", "name", "slug"}, "inserted_at");
@@ -245,7 +247,8 @@ http_response edit_folder(request_context& ctx) {
   doc["updated_at"] = format_iso(now_micros());
   tree->upsert(*id, doc);
   if (slug) {
-    if (auto owner = tree->find_slug(*slug); owner && *owner != *id) return error_response(invalid("slug", "is already taken"));
+    if (auto owner = tree->find_slug(*slug); owner && *owner != *id)
+      return error_response(invalid("slug", "is already taken"));
     doc["slug"] = *slug;
   } else if (renamed) {
     doc["slug"] = free_slug(*tree, slugify(tree->full_name(*id)), *id);
@@ -273,8 +276,9 @@ http_response delete_folder(request_context& ctx) {
   for (auto& device : *devices) {
     auto& tags = device["tag_ids"].as_array();
     const auto before = tags.size();
-    tags.erase(std::remove_if(tags.begin(), tags.end(), [&](const json::value& t) { return t.as_string() == folder_id; }),
-               tags.end());
+    tags.erase(
+        std::remove_if(tags.begin(), tags.end(), [&](const json::value& t) { return t.as_string() == folder_id; }),
+        tags.end());
     if (tags.size() != before) {
       ctx.records().put(batch, {record_kind::device, ctx.mandate(), *uuid::parse(device.at("id").as_string())}, device);
     }

@@ -7,7 +7,8 @@ class admin : public api_fixture {};
 
 TEST_F(admin, creates_a_mandate_with_defaults_and_features) {
   auto r = call("POST", "/admin/v1/mandates", superadmin_,
-                json::object{{"mandate", json::object{{"name", "Grüne Wiese"}, {"features", json::array{"api_packets_writeable"}}}}});
+                json::object{{"mandate", json::object{{"name", "Grüne Wiese"},
+                                                      {"features", json::array{"api_packets_writeable"}}}}});
   ASSERT_EQ(r.status, 201) << r.text;
   const auto& m = r.data().as_object();
   EXPECT_EQ(m.at("slug"), "gruene-wiese");
@@ -19,10 +20,10 @@ TEST_F(admin, creates_a_mandate_with_defaults_and_features) {
 }
 
 TEST_F(admin, rejects_bad_mandate_fields) {
-  for (const char* body : {R"({"mandate":{}})", R"({"mandate":{"name":5}})",
-                           R"({"mandate":{"name":"x","features":["fly"]}})",
-                           R"({"mandate":{"name":"x","limit_max_api_keys":-1}})",
-                           R"({"mandate":{"name":"x","slug":"Not A Slug"}})", R"({"name":"x"})"}) {
+  for (const char* body :
+       {R"({"mandate":{}})", R"({"mandate":{"name":5}})", R"({"mandate":{"name":"x","features":["fly"]}})",
+        R"({"mandate":{"name":"x","limit_max_api_keys":-1}})", R"({"mandate":{"name":"x","slug":"Not A Slug"}})",
+        R"({"name":"x"})"}) {
     auto r = call("POST", "/admin/v1/mandates", superadmin_, std::string(body));
     EXPECT_EQ(r.status, 422) << body << " -> " << r.text;
   }
@@ -31,7 +32,8 @@ TEST_F(admin, rejects_bad_mandate_fields) {
 
 TEST_F(admin, mandate_slugs_stay_unique) {
   make_mandate("Acme");
-  auto second = call("POST", "/admin/v1/mandates", superadmin_, json::object{{"mandate", json::object{{"name", "ACME"}}}});
+  auto second =
+      call("POST", "/admin/v1/mandates", superadmin_, json::object{{"mandate", json::object{{"name", "ACME"}}}});
   EXPECT_EQ(second.data().at("slug"), "acme-2");
   auto taken = call("POST", "/admin/v1/mandates", superadmin_,
                     json::object{{"mandate", json::object{{"name", "x"}, {"slug", "acme"}}}});

@@ -63,7 +63,8 @@ TEST_F(auth, read_only_key_reads_but_cannot_write) {
   EXPECT_EQ(call("GET", "/api/v1/tags/" + folder, ro).status, 200);
   EXPECT_EQ(call("POST", "/api/v1/tags", ro, json::object{{"tag", json::object{{"name", "X"}}}}).status, 403);
   EXPECT_EQ(call("DELETE", "/api/v1/tags/" + folder, ro).status, 403);
-  EXPECT_EQ(call("PATCH", "/api/v1/tags/" + folder, ro, json::object{{"tag", json::object{{"name", "Y"}}}}).status, 403);
+  EXPECT_EQ(call("PATCH", "/api/v1/tags/" + folder, ro, json::object{{"tag", json::object{{"name", "Y"}}}}).status,
+            403);
   EXPECT_EQ(call("GET", "/api/v1/tags/" + folder, admin).data().at("name"), "F");
 }
 

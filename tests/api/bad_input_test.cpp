@@ -18,7 +18,9 @@ class bad_input : public api_fixture {
     EXPECT_EQ(r.envelope().at("status"), status) << what;
     EXPECT_FALSE(r.error().empty()) << what;
   }
-  std::size_t count(const std::string& path) const { return call("GET", path + "?limit=100", key_).data().as_array().size(); }
+  std::size_t count(const std::string& path) const {
+    return call("GET", path + "?limit=100", key_).data().as_array().size();
+  }
   std::string mandate_, key_, folder_;
 };
 
@@ -37,7 +39,9 @@ TEST_F(bad_input, deeply_nested_json_is_rejected) {
 
 TEST_F(bad_input, wrong_types_are_422_naming_the_field) {
   auto r = call("POST", "/api/v1/devices", key_,
-                json::object{{"device", json::object{{"name", 42}, {"static_location", "yes"}, {"meta", json::array{}},
+                json::object{{"device", json::object{{"name", 42},
+                                                     {"static_location", "yes"},
+                                                     {"meta", json::array{}},
                                                      {"tags", json::array{json::object{{"id", folder_}}}}}}});
   expect_error(r, 422, "types");
   const auto& errors = r.envelope().at("errors").as_object();
@@ -50,7 +54,9 @@ TEST_F(bad_input, wrong_types_are_422_naming_the_field) {
 }
 
 TEST_F(bad_input, unknown_fields_are_ignored) {
-  auto r = call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", "G"}, {"colour", "blue"}, {"x", json::object{}}}}, {"extra", 1}});
+  auto r =
+      call("POST", "/api/v1/tags", key_,
+           json::object{{"tag", json::object{{"name", "G"}, {"colour", "blue"}, {"x", json::object{}}}}, {"extra", 1}});
   EXPECT_EQ(r.status, 201);
   EXPECT_FALSE(r.data().as_object().contains("colour"));
   auto ignored = call("GET", "/api/v1/tags?unknown=1&&foo", key_);
@@ -58,9 +64,13 @@ TEST_F(bad_input, unknown_fields_are_ignored) {
 }
 
 TEST_F(bad_input, out_of_range_numbers_are_422) {
-  expect_error(call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":1e300}})")), 422, "huge float");
-  expect_error(call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":99999999999999999999}})")), 422, "huge int");
-  expect_error(call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":12.5}})")), 422, "fraction");
+  expect_error(call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":1e300}})")), 422,
+               "huge float");
+  expect_error(
+      call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":99999999999999999999}})")), 422,
+      "huge int");
+  expect_error(call("POST", "/api/v1/tags", key_, std::string(R"({"tag":{"name":"x","color_hue":12.5}})")), 422,
+               "fraction");
   EXPECT_EQ(count("/api/v1/tags"), 1u);
 }
 
@@ -68,7 +78,9 @@ TEST_F(bad_input, bad_ids_in_paths_are_404_and_in_bodies_422) {
   expect_error(call("GET", "/api/v1/devices/not-a-uuid", key_), 404, "device");
   expect_error(call("GET", "/api/v1/tags/00000000-0000-0000-0000-000000000000", key_), 404, "tag");
   expect_error(call("GET", "/admin/v1/mandates/xyz", superadmin_), 404, "mandate");
-  expect_error(call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", "x"}, {"parent_id", "zzz"}}}}), 422, "parent");
+  expect_error(
+      call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", "x"}, {"parent_id", "zzz"}}}}), 422,
+      "parent");
 }
 
 TEST_F(bad_input, unknown_routes_and_methods) {
@@ -78,13 +90,17 @@ TEST_F(bad_input, unknown_routes_and_methods) {
   expect_error(call("DELETE", "/api/v1/devices", key_), 405, "method");
   expect_error(call("GET", "/api/v1/devices/%zz", key_), 400, "bad escape");
   expect_error(call("GET", "/api/v1/devices?limit=%", key_), 400, "bad query escape");
-  expect_error(call("GET", "/api/v1" + std::string(100, '/') + "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", key_), 400, "too many segments");
+  expect_error(call("GET", "/api/v1" + std::string(100, '/') + "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q", key_), 400,
+               "too many segments");
 }
 
 TEST_F(bad_input, oversized_strings_are_422) {
-  expect_error(call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", std::string(5000, 'a')}}}}), 422, "long name");
-  expect_error(call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", "x"}, {"description", std::string(5000, 'a')}}}}), 422,
-               "long description");
+  expect_error(
+      call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", std::string(5000, 'a')}}}}), 422,
+      "long name");
+  expect_error(call("POST", "/api/v1/tags", key_,
+                    json::object{{"tag", json::object{{"name", "x"}, {"description", std::string(5000, 'a')}}}}),
+               422, "long description");
 }
 
 TEST_F(bad_input, folder_names_too_deep_are_422) {

@@ -28,10 +28,11 @@ TEST_F(devices, create_needs_at_least_one_tag) {
 }
 
 TEST_F(devices, create_mixes_existing_and_new_folders) {
-  auto r = create({{"name", "Sensor 1"},
-                   {"type", "sensor"},
-                   {"tags", json::array{json::object{{"id", folder_}},
-                                        json::object{{"action", "create"}, {"name", "Site / Roof"}, {"color_hue", 120}}}}});
+  auto r =
+      create({{"name", "Sensor 1"},
+              {"type", "sensor"},
+              {"tags", json::array{json::object{{"id", folder_}},
+                                   json::object{{"action", "create"}, {"name", "Site / Roof"}, {"color_hue", 120}}}}});
   ASSERT_EQ(r.status, 201) << r.text;
   const auto& tags = r.data().at("tags").as_array();
   ASSERT_EQ(tags.size(), 2u);
@@ -47,7 +48,8 @@ TEST_F(devices, a_failing_device_create_creates_no_folder) {
                                         json::object{{"id", uuid::random().str()}}}}});
   EXPECT_EQ(r.status, 422);
   EXPECT_EQ(call("GET", "/api/v1/tags", key_).data().as_array().size(), 1u);  // only "Site"
-  auto bad_type = create({{"name", "d"}, {"type", "toaster"}, {"tags", json::array{json::object{{"action", "create"}, {"name", "New"}}}}});
+  auto bad_type = create(
+      {{"name", "d"}, {"type", "toaster"}, {"tags", json::array{json::object{{"action", "create"}, {"name", "New"}}}}});
   EXPECT_EQ(bad_type.status, 422);
   EXPECT_EQ(call("GET", "/api/v1/tags", key_).data().as_array().size(), 1u);
 }
@@ -75,11 +77,16 @@ TEST_F(devices, ascii_names_slug_to_their_lowercase_and_slugs_are_unique) {
 }
 
 TEST_F(devices, location_is_geojson_longitude_first) {
-  auto r = create({{"name", "g"}, {"tags", tag(folder_)},
+  auto r = create({{"name", "g"},
+                   {"tags", tag(folder_)},
                    {"location", json::object{{"type", "Point"}, {"coordinates", json::array{13.4, 52.5}}}}});
   ASSERT_EQ(r.status, 201);
   EXPECT_EQ(r.text.find("\"coordinates\":[13.4,52.5]") != std::string::npos, true) << r.text;
-  EXPECT_EQ(create({{"name", "g"}, {"tags", tag(folder_)}, {"location", json::object{{"type", "Point"}, {"coordinates", json::array{200, 0}}}}}).status, 422);
+  EXPECT_EQ(create({{"name", "g"},
+                    {"tags", tag(folder_)},
+                    {"location", json::object{{"type", "Point"}, {"coordinates", json::array{200, 0}}}}})
+                .status,
+            422);
   EXPECT_EQ(create({{"name", "g"}, {"tags", tag(folder_)}, {"location", json::object{{"lat", 1}}}}).status, 422);
 }
 
@@ -93,11 +100,18 @@ TEST_F(devices, edit_with_put_and_patch) {
   EXPECT_EQ(patched.data().at("meta").at("k"), 1);
   EXPECT_EQ(call("GET", "/api/v1/devices/old", key_).status, 404);
   auto other = make_folder(key_, "Other");
-  auto put = call("PUT", "/api/v1/devices/new-name", key_, json::object{{"device", json::object{{"tags", tag(other)}}}});
+  auto put =
+      call("PUT", "/api/v1/devices/new-name", key_, json::object{{"device", json::object{{"tags", tag(other)}}}});
   ASSERT_EQ(put.status, 200);
   EXPECT_EQ(put.data().at("tags").as_array()[0].at("id"), other);
-  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + id, key_, json::object{{"device", json::object{{"tags", json::array{}}}}}).status, 422);
-  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + id, key_, json::object{{"device", json::object{{"parser_id", uuid::random().str()}}}}).status, 422);
+  EXPECT_EQ(
+      call("PATCH", "/api/v1/devices/" + id, key_, json::object{{"device", json::object{{"tags", json::array{}}}}})
+          .status,
+      422);
+  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + id, key_,
+                 json::object{{"device", json::object{{"parser_id", uuid::random().str()}}}})
+                .status,
+            422);
 }
 
 TEST_F(devices, delete_returns_the_device_and_removes_its_interfaces) {
@@ -118,11 +132,13 @@ TEST_F(devices, selectors_match_interfaces_case_insensitively) {
   const auto a = make_device(key_, "A", folder_);
   const auto b = make_device(key_, "B", folder_);
   for (const auto& [device, eui] : {std::pair{a, "70B3D57ED0001234"}, std::pair{b, "70b3d57ed0009999"}}) {
-    ASSERT_EQ(call("POST", "/api/v1/devices/" + device + "/interfaces", key_,
-                   json::object{{"interface", json::object{{"driver_instance_id", instance_},
-                                                           {"opts", json::object{{"device_eui", eui}, {"device_address", "26011F00"}}}}}})
-                  .status,
-              201);
+    ASSERT_EQ(
+        call("POST", "/api/v1/devices/" + device + "/interfaces", key_,
+             json::object{{"interface",
+                           json::object{{"driver_instance_id", instance_},
+                                        {"opts", json::object{{"device_eui", eui}, {"device_address", "26011F00"}}}}}})
+            .status,
+        201);
   }
   auto by_eui = call("GET", "/api/v1/devices/by-eui/70b3d57ed0001234", key_);
   ASSERT_EQ(by_eui.data().as_array().size(), 1u);
@@ -151,14 +167,16 @@ TEST_F(devices, interfaces_full_crud) {
   const auto device = make_device(key_, "d", folder_);
   const std::string base = "/api/v1/devices/" + device + "/interfaces";
   auto created = call("POST", base, key_,
-                      json::object{{"interface", json::object{{"driver_instance_id", instance_}, {"name", "radio"},
+                      json::object{{"interface", json::object{{"driver_instance_id", instance_},
+                                                              {"name", "radio"},
                                                               {"opts", json::object{{"eui", "AB"}}}}}});
   ASSERT_EQ(created.status, 201) << created.text;
   EXPECT_EQ(created.data().at("device_id"), device);
   EXPECT_EQ(created.data().at("enabled"), true);
   EXPECT_TRUE(created.data().at("deleted_at").is_null());
   EXPECT_EQ(call("GET", base + "/" + created.id(), key_).data().at("name"), "radio");
-  auto edited = call("PATCH", base + "/" + created.id(), key_, json::object{{"interface", json::object{{"enabled", false}}}});
+  auto edited =
+      call("PATCH", base + "/" + created.id(), key_, json::object{{"interface", json::object{{"enabled", false}}}});
   EXPECT_EQ(edited.data().at("enabled"), false);
   EXPECT_EQ(edited.data().at("opts").at("eui"), "AB");
   auto list = call("GET", base, key_);
@@ -173,8 +191,10 @@ TEST_F(devices, interface_needs_a_driver_instance_of_the_same_mandate) {
   const std::string base = "/api/v1/devices/" + device + "/interfaces";
   EXPECT_EQ(call("POST", base, key_, json::object{{"interface", json::object{{"opts", json::object{}}}}}).status, 422);
   const auto foreign = make_driver_instance(make_mandate("Other"));
-  EXPECT_EQ(call("POST", base, key_, json::object{{"interface", json::object{{"driver_instance_id", foreign}}}}).status, 422);
-  EXPECT_EQ(call("POST", base, key_, json::object{{"interface", json::object{{"driver_instance_id", "nope"}}}}).status, 422);
+  EXPECT_EQ(call("POST", base, key_, json::object{{"interface", json::object{{"driver_instance_id", foreign}}}}).status,
+            422);
+  EXPECT_EQ(call("POST", base, key_, json::object{{"interface", json::object{{"driver_instance_id", "nope"}}}}).status,
+            422);
   EXPECT_EQ(call("GET", base, key_).data().as_array().size(), 0u);
 }
 

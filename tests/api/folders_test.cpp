@@ -105,8 +105,10 @@ TEST_F(folders, delete_answers_204_and_refuses_folders_with_children) {
 TEST_F(folders, deleting_a_folder_keeps_its_devices) {
   const auto a = make_folder(key_, "A");
   const auto b = make_folder(key_, "B");
-  auto d = call("POST", "/api/v1/devices", key_,
-                json::object{{"device", json::object{{"name", "d"}, {"tags", json::array{json::object{{"id", a}}, json::object{{"id", b}}}}}}});
+  auto d = call(
+      "POST", "/api/v1/devices", key_,
+      json::object{{"device", json::object{{"name", "d"},
+                                           {"tags", json::array{json::object{{"id", a}}, json::object{{"id", b}}}}}}});
   ASSERT_EQ(d.status, 201);
   EXPECT_EQ(call("DELETE", "/api/v1/tags/" + a, key_).status, 204);
   auto device = call("GET", "/api/v1/devices/" + d.id(), key_);

@@ -39,16 +39,25 @@ class isolation : public api_fixture {
     std::size_t start = 0;
     while (start <= pattern.size()) {
       const auto slash = pattern.find('/', start);
-      std::string_view part = pattern.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+      std::string_view part =
+          pattern.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
       std::string seg(part);
-      if (part == ":device") seg = device_a_;
-      else if (part == ":tag") seg = folder_a_;
-      else if (part == ":interface") seg = interface_a_;
-      else if (part == ":instance") seg = instance_a_;
-      else if (part == ":mandate_id") seg = mandate_a_;
-      else if (part == "by-:selector") seg = "by-id";
-      else if (part == ":identifier") seg = device_a_;
-      else if (part.starts_with(':')) seg = uuid::random().str();
+      if (part == ":device")
+        seg = device_a_;
+      else if (part == ":tag")
+        seg = folder_a_;
+      else if (part == ":interface")
+        seg = interface_a_;
+      else if (part == ":instance")
+        seg = instance_a_;
+      else if (part == ":mandate_id")
+        seg = mandate_a_;
+      else if (part == "by-:selector")
+        seg = "by-id";
+      else if (part == ":identifier")
+        seg = device_a_;
+      else if (part.starts_with(':'))
+        seg = uuid::random().str();
       path += "/" + seg;
       if (slash == std::string_view::npos) break;
       start = slash + 1;
@@ -83,7 +92,8 @@ TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_cha
     auto res = call(std::string(r.method), path, key_b_, to_json(hostile_body()));
     ++routes;
     for (const auto& secret : secrets()) {
-      EXPECT_EQ(res.text.find(secret), std::string::npos) << r.method << " " << path << " leaked " << secret << ": " << res.text;
+      EXPECT_EQ(res.text.find(secret), std::string::npos)
+          << r.method << " " << path << " leaked " << secret << ": " << res.text;
     }
     const bool names_an_object = r.pattern.find(":device") != std::string_view::npos ||
                                  r.pattern.find(":tag") != std::string_view::npos ||
@@ -103,15 +113,19 @@ TEST_F(isolation, slugs_do_not_cross_mandates) {
   EXPECT_EQ(call("GET", "/api/v1/tags/secret", key_b_).status, 404);
   EXPECT_EQ(call("GET", "/api/v1/devices/by-eui/AABBCCDD", key_b_).data().as_array().size(), 0u);
   // B may use the same names and slugs without touching A.
-  EXPECT_EQ(call("POST", "/api/v1/tags", key_b_, json::object{{"tag", json::object{{"name", "Secret"}}}}).data().at("slug"), "secret");
+  EXPECT_EQ(
+      call("POST", "/api/v1/tags", key_b_, json::object{{"tag", json::object{{"name", "Secret"}}}}).data().at("slug"),
+      "secret");
   EXPECT_EQ(call("GET", "/api/v1/tags/secret", key_a_).id(), folder_a_);
 }
 
 TEST_F(isolation, a_device_cannot_be_put_into_a_foreign_folder) {
-  auto r = call("POST", "/api/v1/devices", key_b_,
-                json::object{{"device", json::object{{"name", "x"}, {"tags", json::array{json::object{{"id", folder_a_}}}}}}});
+  auto r = call(
+      "POST", "/api/v1/devices", key_b_,
+      json::object{{"device", json::object{{"name", "x"}, {"tags", json::array{json::object{{"id", folder_a_}}}}}}});
   EXPECT_EQ(r.status, 422);
-  auto nested = call("POST", "/api/v1/tags", key_b_, json::object{{"tag", json::object{{"name", "x"}, {"parent_id", folder_a_}}}});
+  auto nested = call("POST", "/api/v1/tags", key_b_,
+                     json::object{{"tag", json::object{{"name", "x"}, {"parent_id", folder_a_}}}});
   EXPECT_EQ(nested.status, 422);
 }
 

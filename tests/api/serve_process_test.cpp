@@ -5,14 +5,14 @@
 #include <unistd.h>
 
 #include <array>
-#include <memory>
 #include <boost/json.hpp>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 
+#include <gtest/gtest.h>
 #include "api/http/client.hpp"
 #include "support/temp_dir.hpp"
-#include <gtest/gtest.h>
 
 namespace fl::testing {
 

@@ -78,7 +78,8 @@ TEST_F(server, rejects_body_over_limit_with_413_json) {
 
 TEST_F(server, rejects_header_over_limit_with_431) {
   auto c = client();
-  auto res = c.request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}, {"x-padding", std::string(4000, 'p')}});
+  auto res =
+      c.request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}, {"x-padding", std::string(4000, 'p')}});
   EXPECT_EQ(res.status, 431);
   EXPECT_NE(res.body.find("\"error\""), std::string::npos);
 }
@@ -91,9 +92,10 @@ TEST_F(server, malformed_http_gets_400_json) {
 
 TEST_F(server, expect_100_continue_is_answered) {
   const std::string body = R"({"mandate":{"name":"Via curl"}})";
-  const auto answer = raw_exchange("POST /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
-                                   "\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: " +
-                                   std::to_string(body.size()) + "\r\n\r\n" + body);
+  const auto answer =
+      raw_exchange("POST /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
+                   "\r\nExpect: 100-continue\r\nConnection: close\r\nContent-Length: " + std::to_string(body.size()) +
+                   "\r\n\r\n" + body);
   EXPECT_NE(answer.find("100 Continue"), std::string::npos) << answer;
   EXPECT_NE(answer.find("201 Created"), std::string::npos) << answer;
 }
@@ -109,9 +111,10 @@ TEST_F(server, refuses_connections_over_the_cap_with_503) {
   held.pop_back();  // one leaves; a newcomer is served again
   bool served = false;
   for (int attempt = 0; attempt < 50 && !served; ++attempt) {
-    served = raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: " + superadmin_ +
-                          "\r\n\r\n")
-                 .find("200 OK") != std::string::npos;
+    served =
+        raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: " + superadmin_ +
+                     "\r\n\r\n")
+            .find("200 OK") != std::string::npos;
     if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_TRUE(served);

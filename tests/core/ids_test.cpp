@@ -28,6 +28,8 @@ TEST(uuid, rejects_malformed_text) {
   EXPECT_FALSE(uuid::parse("a1b2c3d4-0000-4000-8000-00000000000f0"));  // long
 }
 
-TEST(uuid, random_ids_differ) { EXPECT_NE(uuid::random(), uuid::random()); }
+TEST(uuid, random_ids_differ) {
+  EXPECT_NE(uuid::random(), uuid::random());
+}
 
 }  // namespace fl

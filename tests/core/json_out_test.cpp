@@ -29,7 +29,9 @@ TEST(json_out, uses_exponent_only_for_extreme_magnitudes) {
   EXPECT_EQ(double_text(1e20), "100000000000000000000.0");
 }
 
-TEST(json_out, writes_non_finite_as_null) { EXPECT_EQ(double_text(std::nan("")), "null"); }
+TEST(json_out, writes_non_finite_as_null) {
+  EXPECT_EQ(double_text(std::nan("")), "null");
+}
 
 TEST(json_out, keeps_integers_integers) {
   EXPECT_EQ(to_json(boost::json::parse(R"({"a":1,"b":1.0,"c":-3,"d":18446744073709551615})")),

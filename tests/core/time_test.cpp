@@ -31,7 +31,9 @@ TEST(time, rejects_malformed_and_out_of_range) {
   }
 }
 
-TEST(time, leap_days_are_valid) { EXPECT_TRUE(parse_timestamp("2024-02-29")); }
+TEST(time, leap_days_are_valid) {
+  EXPECT_TRUE(parse_timestamp("2024-02-29"));
+}
 
 TEST(time, format_and_parse_round_trip) {
   const micros now = now_micros();

@@ -21,7 +21,7 @@
 namespace boost::json {
 // Constrained to exactly std::string so literals keep using Boost's own overloads.
 template <class S>
-  requires std::same_as<S, std::string>
+requires std::same_as<S, std::string>
 bool operator==(const value& v, const S& s) {
   return v.is_string() && v.get_string() == s;
 }
@@ -35,7 +35,13 @@ struct reply {
   int status = 0;
   json::value body;  // the parsed response (null for an empty body)
   std::string text;
+  std::vector<std::pair<std::string, std::string>> headers;
 
+  [[nodiscard]] std::string header(std::string_view name) const {
+    for (const auto& [k, v] : headers)
+      if (k == name) return v;
+    return {};
+  }
   [[nodiscard]] const json::object& envelope() const { return body.as_object(); }
   [[nodiscard]] const json::value& data() const { return body.as_object().at("body"); }
   [[nodiscard]] std::string id() const { return std::string(data().at("id").as_string()); }
@@ -62,12 +68,12 @@ class api_fixture : public ::testing::Test {
     api::ensure_superadmin_key(*records_, dir_.path());
     std::ifstream in(dir_.path() / "superadmin.key");
     std::getline(in, superadmin_);
-    app_ = std::make_unique<api::app_context>(api::app_context{*records_});
+    app_ = std::make_unique<api::app_context>(*records_);
     router_ = std::make_unique<api::router>(*app_);
   }
 
-  reply call(const std::string& method, const std::string& target, const std::string& key,
-             const std::string& body = {}, bool key_in_header = true) const {
+  reply call(const std::string& method, const std::string& target, const std::string& key, const std::string& body = {},
+             bool key_in_header = true) const {
     api::http_request req;
     req.method = method;
     const auto q = target.find('?');
@@ -83,6 +89,7 @@ class api_fixture : public ::testing::Test {
     reply r;
     r.status = res.status;
     r.text = res.body;
+    r.headers = res.headers;
     if (!res.body.empty()) {
       boost::system::error_code ec;
       r.body = json::parse(res.body, ec);
@@ -102,10 +109,10 @@ class api_fixture : public ::testing::Test {
     EXPECT_EQ(r.status, 201) << r.text;
     return r.id();
   }
-  // A key of `mandate` with `role`; returns the secret.
+  // A key of `mandate` with `role`; returns the secret. Limited generously: tests make many calls.
   std::string make_key(const std::string& mandate, const std::string& role) const {
     auto r = call("POST", "/admin/v1/mandates/" + mandate + "/api_keys", superadmin_,
-                  json::object{{"api_key", json::object{{"name", role}, {"role", role}}}});
+                  json::object{{"api_key", json::object{{"name", role}, {"role", role}, {"rate_limit", 1000000}}}});
     EXPECT_EQ(r.status, 201) << r.text;
     return std::string(r.data().at("key").as_string());
   }
@@ -121,8 +128,9 @@ class api_fixture : public ::testing::Test {
     return r.id();
   }
   std::string make_device(const std::string& key, const std::string& name, const std::string& folder) const {
-    auto r = call("POST", "/api/v1/devices", key,
-                  json::object{{"device", json::object{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}}}});
+    auto r = call(
+        "POST", "/api/v1/devices", key,
+        json::object{{"device", json::object{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}}}});
     EXPECT_EQ(r.status, 201) << r.text;
     return r.id();
   }
