@@ -54,7 +54,9 @@ struct key_owner {
 
 class records {
  public:
-  explicit records(database& db) : db_(db) {}
+  // Catalog changes are rare and must survive power loss, so commits are synced by default; a
+  // fuzzer or benchmark that owns a throwaway database may ask for buffered commits.
+  explicit records(database& db, durability commits = durability::synced) : db_(db), commits_(commits) {}
 
   [[nodiscard]] result<std::optional<boost::json::object>> get(const record_address& at) const;
   // All records of a kind in a mandate (under `parent` for nested kinds when it is not nil), in key order.
@@ -79,13 +81,13 @@ class records {
   // Everything stored under a mandate, in every family (the mandate record itself is global).
   void erase_mandate_data(write_batch& batch, const uuid& mandate) const;
 
-  // Catalog changes are rare and must survive power loss: always synced.
-  [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
+  [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, commits_); }
 
   [[nodiscard]] std::unique_lock<std::mutex> writer() { return std::unique_lock(write_mutex_); }
 
  private:
   database& db_;
+  durability commits_;
   std::mutex write_mutex_;
 };
 

@@ -94,6 +94,12 @@ TEST_F(bad_input, unknown_routes_and_methods) {
                "too many segments");
 }
 
+// Found by fuzz_request_target: an error that echoed a path segment with invalid UTF-8 was not JSON.
+TEST_F(bad_input, invalid_utf8_in_paths_still_gets_json) {
+  auto r = call("GET", "/api/v1/devices/by-e%20%FF%10i/AB", key_);
+  expect_error(r, 404, "invalid utf-8 selector");
+}
+
 TEST_F(bad_input, oversized_strings_are_422) {
   expect_error(
       call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", std::string(5000, 'a')}}}}), 422,

@@ -43,6 +43,21 @@ TEST(json_out, escapes_strings) {
   EXPECT_EQ(to_json(boost::json::value("grüße")), "\"grüße\"");
 }
 
+TEST(json_out, replaces_invalid_utf8_so_output_is_always_json) {
+  EXPECT_EQ(to_json(boost::json::value(boost::json::string("a\xff"
+                                                           "b"))),
+            "\"a\xEF\xBF\xBD"
+            "b\"");
+  EXPECT_EQ(to_json(boost::json::value(boost::json::string("\xc3"))), "\"\xEF\xBF\xBD\"");                  // truncated
+  EXPECT_EQ(to_json(boost::json::value(boost::json::string("\xc0\xaf"))), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");  // overlong
+  EXPECT_EQ(to_json(boost::json::value(boost::json::string("\xed\xa0\x80"))),
+            "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");  // surrogate
+  EXPECT_EQ(to_json(boost::json::value("€𝄞")), "\"€𝄞\"");
+  boost::system::error_code ec;
+  boost::json::parse(to_json(boost::json::value(boost::json::string("\xf5\x80 \xe2\x82"))), ec);
+  EXPECT_FALSE(ec);
+}
+
 TEST(json_out, output_parses_back_to_the_same_value) {
   const auto value = boost::json::parse(R"({"x":[1,2.5,"s",null,true,{"y":-0.25}],"z":{}})");
   EXPECT_EQ(boost::json::parse(to_json(value)), value);

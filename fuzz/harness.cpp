@@ -1,0 +1,89 @@
+#include "fuzz/harness.hpp"
+
+#include <boost/json/parse.hpp>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "api/bootstrap.hpp"
+#include "api/router.hpp"
+#include "core/ids.hpp"
+#include "storage/database.hpp"
+#include "storage/records.hpp"
+
+namespace fl::fuzz {
+
+namespace {
+
+struct state {
+  std::filesystem::path dir;
+  std::unique_ptr<storage::database> db;
+  std::unique_ptr<storage::records> records;
+  std::unique_ptr<api::app_context> app;
+  std::unique_ptr<api::router> router;
+  world w;
+};
+
+std::string call_for_id(state& s, const std::string& method, const std::string& path, const std::string& key,
+                        const std::string& body, const char* field = "id") {
+  api::http_request req{method, path, "", body, key};
+  auto res = s.router->handle(req);
+  auto parsed = boost::json::parse(res.body);
+  return std::string(parsed.at("body").at(field).as_string());
+}
+
+state& instance() {
+  static state s = [] {
+    state st;
+    st.dir = std::filesystem::temp_directory_path() / ("fieldline-fuzz-" + uuid::random().str());
+    auto opened = storage::database::open({.dir = st.dir});
+    if (!opened) __builtin_trap();
+    st.db = std::move(*opened);
+    st.records = std::make_unique<storage::records>(*st.db, storage::durability::buffered);
+    api::ensure_superadmin_key(*st.records, st.dir);
+    std::ifstream(st.dir / "superadmin.key") >> st.w.superadmin_key;
+    // No rate limit in the way of millions of calls.
+    st.app = std::make_unique<api::app_context>(*st.records, api::rate_policy{1'000'000'000, 1000});
+    st.router = std::make_unique<api::router>(*st.app);
+    auto& w = st.w;
+    w.mandate =
+        call_for_id(st, "POST", "/admin/v1/mandates", w.superadmin_key,
+                    R"({"mandate":{"name":"fuzz","features":["api_packets_writeable"],"limit_max_api_keys":100000}})");
+    w.admin_key = call_for_id(st, "POST", "/admin/v1/mandates/" + w.mandate + "/api_keys", w.superadmin_key,
+                              R"({"api_key":{"name":"fuzz","role":"admin"}})", "key");
+    w.instance = call_for_id(st, "POST", "/admin/v1/mandates/" + w.mandate + "/driver_instances", w.superadmin_key,
+                             R"({"driver_instance":{"name":"m","driver":"manual"}})");
+    w.folder = call_for_id(st, "POST", "/api/v1/tags", w.admin_key, R"({"tag":{"name":"Root"}})");
+    w.device = call_for_id(st, "POST", "/api/v1/devices", w.admin_key,
+                           R"({"device":{"name":"d","tags":[{"id":")" + w.folder + R"("}]}})");
+    w.interface = call_for_id(st, "POST", "/api/v1/devices/" + w.device + "/interfaces", w.admin_key,
+                              R"({"interface":{"driver_instance_id":")" + w.instance + R"("}})");
+    return st;
+  }();
+  return s;
+}
+
+}  // namespace
+
+const world& the_world() {
+  return instance().w;
+}
+
+api::http_response handle(const api::http_request& request) {
+  return instance().router->handle(request);
+}
+
+void check_answer(const api::http_response& response) {
+  if (response.status >= 500 || response.status < 200) __builtin_trap();
+  if (response.status == 204) {
+    if (!response.body.empty()) __builtin_trap();
+    return;
+  }
+  boost::system::error_code ec;
+  auto parsed = boost::json::parse(response.body, ec);
+  if (ec || !parsed.is_object()) __builtin_trap();
+  const auto* status = parsed.as_object().if_contains("status");
+  if (!status || !status->is_int64() || status->as_int64() != response.status) __builtin_trap();
+}
+
+}  // namespace fl::fuzz
