@@ -1,0 +1,177 @@
+defmodule Fieldline.Compiler do
+  @moduledoc """
+  From source to a loaded module, once per parser version: parse the source, find the single
+  top-level `defmodule Parser`, check it against `Fieldline.AllowList`, rename it to a module of its
+  own (so many tenants' `Parser`s live in one VM), rewrite `expr.field` into a map-only access, and
+  compile it in a separate process under time and heap limits. Loaded modules are the cache.
+  """
+
+  @max_source_bytes 262_144
+  @compile_timeout_ms 10_000
+  @compile_heap_words 64 * 1024 * 1024
+
+  @doc "Checks without compiling to a module the VM keeps. `{:ok}` or `{:error, [{line, message}]}`."
+  def check(source) do
+    with {:ok, ast} <- prepare(source, "check") do
+      module = target_module("check")
+
+      result =
+        in_limited_process(fn ->
+          try do
+            Code.compile_quoted(ast, "parser.ex")
+            :ok
+          rescue
+            e -> {:error, [{error_line(e), Exception.message(e)}]}
+          end
+        end)
+
+      purge(module)
+
+      case result do
+        :ok -> {:ok, exports(ast)}
+        {:error, _} = error -> error
+        {:failed, reason} -> {:error, [{nil, "compiling failed: #{reason}"}]}
+      end
+    end
+  end
+
+  @doc "The compiled module for a parser version (`key`: a short id of the source), compiling on first use."
+  def load(key, source) do
+    module = target_module(key)
+
+    if :erlang.function_exported(module, :parse, 2) do
+      {:ok, module}
+    else
+      with {:ok, ast} <- prepare(source, key) do
+        result =
+          in_limited_process(fn ->
+            try do
+              Code.compile_quoted(ast, "parser.ex")
+              :ok
+            rescue
+              e -> {:error, [{error_line(e), Exception.message(e)}]}
+            end
+          end)
+
+        cond do
+          result == :ok and :erlang.function_exported(module, :parse, 2) -> {:ok, module}
+          result == :ok -> {:error, [{nil, "Parser must define parse/2"}]}
+          match?({:error, _}, result) -> result
+          true -> {:error, [{nil, "compiling failed: #{elem(result, 1)}"}]}
+        end
+      end
+    end
+  end
+
+  defp target_module(key), do: Module.concat([FieldlineParsers, "P" <> key])
+
+  defp purge(module) do
+    :code.purge(module)
+    :code.delete(module)
+    :code.purge(module)
+  end
+
+  defp exports(_ast), do: []
+
+  @doc "Parses, checks and rewrites; `{:ok, ast}` or `{:error, [{line, message}]}`."
+  def prepare(source, key) when is_binary(source) do
+    cond do
+      byte_size(source) > @max_source_bytes ->
+        {:error, [{nil, "parser source exceeds #{@max_source_bytes} bytes"}]}
+
+      not String.valid?(source) ->
+        {:error, [{nil, "parser source is not valid UTF-8"}]}
+
+      true ->
+        case Code.string_to_quoted(source, file: "parser.ex", columns: false) do
+          {:ok, ast} -> check_and_rewrite(ast, key)
+          {:error, {meta, message, token}} -> {:error, [{syntax_line(meta), "syntax error: #{flatten(message)}#{token}"}]}
+        end
+    end
+  end
+
+  def prepare(_, _), do: {:error, [{nil, "parser source must be a string"}]}
+
+  defp check_and_rewrite(ast, key) do
+    case ast do
+      {:defmodule, meta, [{:__aliases__, _, [:Parser]}, [do: _body]] = args} ->
+        marked = {:defmodule, Keyword.put(meta, :fieldline_top, true), args}
+
+        case Fieldline.AllowList.check(marked) do
+          :ok -> {:ok, rewrite(marked, key)}
+          {:error, _} = error -> error
+        end
+
+      _ ->
+        {:error, [{nil, "a parser is exactly one `defmodule Parser do ... end`"}]}
+    end
+  end
+
+  defp rewrite(ast, key) do
+    own = [:FieldlineParsers, String.to_atom("P" <> key)]
+
+    Macro.prewalk(ast, fn
+      {:__aliases__, meta, [:Parser | rest]} ->
+        {:__aliases__, meta, own ++ rest}
+
+      # expr.field (no parentheses, no arguments) on anything but a module: map access only.
+      {{:., meta, [target, field]}, call_meta, []} = node when is_atom(field) ->
+        if Keyword.get(call_meta, :no_parens, false) and not module_target?(target) do
+          {{:., meta, [{:__aliases__, meta, [:Fieldline, :Runtime]}, :field!]}, call_meta, [target, field]}
+        else
+          node
+        end
+
+      node ->
+        node
+    end)
+  end
+
+  defp module_target?({:__aliases__, _, _}), do: true
+  defp module_target?({:__MODULE__, _, _}), do: true
+  defp module_target?(atom) when is_atom(atom), do: true
+  defp module_target?(_), do: false
+
+  @doc """
+  Runs `fun` in a fresh process with a heap cap and a deadline; `{:failed, reason}` when it dies
+  or overruns. Compile-time code of a parser runs here, so it is bounded like a parse.
+  """
+  def in_limited_process(fun, timeout \\ @compile_timeout_ms, heap_words \\ @compile_heap_words) do
+    parent = self()
+    ref = make_ref()
+
+    {pid, mref} =
+      :erlang.spawn_opt(
+        fn -> send(parent, {ref, fun.()}) end,
+        [:monitor, {:max_heap_size, %{size: heap_words, kill: true, error_logger: false}}]
+      )
+
+    receive do
+      {^ref, result} ->
+        Process.demonitor(mref, [:flush])
+        result
+
+      {:DOWN, ^mref, :process, _, :killed} ->
+        {:failed, "heap limit reached"}
+
+      {:DOWN, ^mref, :process, _, reason} ->
+        {:failed, inspect(reason, limit: 10)}
+    after
+      timeout ->
+        Process.exit(pid, :kill)
+        Process.demonitor(mref, [:flush])
+        {:failed, "took longer than #{timeout} ms"}
+    end
+  end
+
+  defp error_line(%{line: line}) when is_integer(line), do: line
+  defp error_line(_), do: nil
+
+  defp syntax_line(meta) when is_list(meta), do: Keyword.get(meta, :line)
+  defp syntax_line(line) when is_integer(line), do: line
+  defp syntax_line(_), do: nil
+
+  defp flatten(message) when is_binary(message), do: message
+  defp flatten({a, b}), do: flatten(a) <> flatten(b)
+  defp flatten(other), do: to_string(other)
+end

@@ -1,0 +1,181 @@
+defmodule Fieldline.Json do
+  @moduledoc """
+  A small, strict JSON decoder (RFC 8259) for `json_decode/1` and `:parse_json` test vectors:
+  objects become maps with string keys, numbers without fraction or exponent become integers.
+  Depth is bounded so hostile input cannot exhaust the stack.
+  """
+
+  @max_depth 512
+
+  def decode(text) when is_binary(text) do
+    try do
+      {value, rest} = value(skip_ws(text), 0)
+
+      case skip_ws(rest) do
+        "" -> {:ok, value}
+        _ -> {:error, "unexpected data after JSON value"}
+      end
+    catch
+      {:json_error, reason} -> {:error, reason}
+    end
+  end
+
+  def decode(_), do: {:error, "json_decode expects a string"}
+
+  defp fail(reason), do: throw({:json_error, reason})
+
+  defp skip_ws(<<c, rest::binary>>) when c in [?\s, ?\t, ?\n, ?\r], do: skip_ws(rest)
+  defp skip_ws(text), do: text
+
+  defp value(_, depth) when depth > @max_depth, do: fail("JSON nested too deeply")
+  defp value("{" <> rest, depth), do: object(skip_ws(rest), %{}, depth + 1)
+  defp value("[" <> rest, depth), do: array(skip_ws(rest), [], depth + 1)
+  defp value("\"" <> rest, _), do: string(rest, [])
+  defp value("true" <> rest, _), do: {true, rest}
+  defp value("false" <> rest, _), do: {false, rest}
+  defp value("null" <> rest, _), do: {nil, rest}
+  defp value(<<c, _::binary>> = text, _) when c == ?- or c in ?0..?9, do: number(text)
+  defp value("", _), do: fail("unexpected end of JSON")
+  defp value(_, _), do: fail("unexpected character in JSON")
+
+  defp object("}" <> rest, acc, _), do: {acc, rest}
+
+  defp object("\"" <> rest, acc, depth) do
+    {key, rest} = string(rest, [])
+
+    case skip_ws(rest) do
+      ":" <> rest ->
+        {v, rest} = value(skip_ws(rest), depth)
+        acc = Map.put(acc, key, v)
+
+        case skip_ws(rest) do
+          "," <> rest -> object(skip_ws(rest), acc, depth)
+          "}" <> rest -> {acc, rest}
+          _ -> fail("expected , or } in object")
+        end
+
+      _ ->
+        fail("expected : after object key")
+    end
+  end
+
+  defp object(_, _, _), do: fail("expected string key in object")
+
+  defp array("]" <> rest, acc, _), do: {Enum.reverse(acc), rest}
+
+  defp array(text, acc, depth) do
+    {v, rest} = value(text, depth)
+
+    case skip_ws(rest) do
+      "," <> rest -> array(skip_ws(rest), [v | acc], depth)
+      "]" <> rest -> {Enum.reverse([v | acc]), rest}
+      _ -> fail("expected , or ] in array")
+    end
+  end
+
+  defp string("\"" <> rest, acc) do
+    s = IO.iodata_to_binary(Enum.reverse(acc))
+    if String.valid?(s), do: {s, rest}, else: fail("invalid UTF-8 in string")
+  end
+
+  defp string("\\" <> <<e, rest::binary>>, acc) do
+    case e do
+      ?" -> string(rest, ["\"" | acc])
+      ?\\ -> string(rest, ["\\" | acc])
+      ?/ -> string(rest, ["/" | acc])
+      ?b -> string(rest, ["\b" | acc])
+      ?f -> string(rest, ["\f" | acc])
+      ?n -> string(rest, ["\n" | acc])
+      ?r -> string(rest, ["\r" | acc])
+      ?t -> string(rest, ["\t" | acc])
+      ?u -> unicode(rest, acc)
+      _ -> fail("invalid escape in string")
+    end
+  end
+
+  defp string(<<c, _::binary>>, _) when c < 0x20, do: fail("control character in string")
+  defp string(<<c, rest::binary>>, acc), do: string(rest, [c | acc])
+  defp string("", _), do: fail("unterminated string")
+
+  defp unicode(<<h::binary-size(4), rest::binary>>, acc) do
+    cp = hex4(h)
+
+    cond do
+      cp in 0xD800..0xDBFF ->
+        case rest do
+          <<"\\u", l::binary-size(4), rest2::binary>> ->
+            low = hex4(l)
+            if low in 0xDC00..0xDFFF, do: string(rest2, [<<(0x10000 + (cp - 0xD800) * 0x400 + (low - 0xDC00))::utf8>> | acc]), else: fail("invalid surrogate pair")
+
+          _ ->
+            fail("lone surrogate in string")
+        end
+
+      cp in 0xDC00..0xDFFF ->
+        fail("lone surrogate in string")
+
+      true ->
+        string(rest, [<<cp::utf8>> | acc])
+    end
+  end
+
+  defp unicode(_, _), do: fail("truncated \\u escape")
+
+  defp hex4(h) do
+    case Integer.parse(h, 16) do
+      {n, ""} -> n
+      _ -> fail("invalid \\u escape")
+    end
+  end
+
+  defp number(text) do
+    {int_part, rest} = take_int(text)
+    {frac, rest} = take_frac(rest)
+    {exp, rest} = take_exp(rest)
+
+    if frac == "" and exp == "" do
+      {String.to_integer(int_part), rest}
+    else
+      mantissa = int_part <> if(frac == "", do: ".0", else: frac)
+      {String.to_float(mantissa <> exp), rest}
+    end
+  end
+
+  defp take_int("-" <> rest) do
+    {digits, rest} = take_int(rest)
+    {"-" <> digits, rest}
+  end
+
+  defp take_int("0" <> rest), do: {"0", rest}
+
+  defp take_int(<<c, _::binary>> = text) when c in ?1..?9, do: digits(text, "")
+  defp take_int(_), do: fail("invalid number")
+
+  defp take_frac("." <> rest) do
+    case digits(rest, "") do
+      {"", _} -> fail("invalid number fraction")
+      {d, rest} -> {"." <> d, rest}
+    end
+  end
+
+  defp take_frac(text), do: {"", text}
+
+  defp take_exp(<<e, rest::binary>>) when e in [?e, ?E] do
+    {sign, rest} =
+      case rest do
+        "+" <> r -> {"+", r}
+        "-" <> r -> {"-", r}
+        r -> {"", r}
+      end
+
+    case digits(rest, "") do
+      {"", _} -> fail("invalid number exponent")
+      {d, rest} -> {"e" <> sign <> d, rest}
+    end
+  end
+
+  defp take_exp(text), do: {"", text}
+
+  defp digits(<<c, rest::binary>>, acc) when c in ?0..?9, do: digits(rest, acc <> <<c>>)
+  defp digits(rest, acc), do: {acc, rest}
+end

@@ -1,0 +1,155 @@
+defmodule Fieldline.Worker do
+  @moduledoc """
+  The program inside each sandboxed BEAM. It reads requests from fd 0 and writes answers to fd 1,
+  each an Erlang term (term_to_binary) in a frame with a 4-byte big-endian length. Requests:
+
+    {:ping}                                              -> {:pong, stats}
+    {:check, source}                                     -> {:checked, :ok | {:error, [{line, msg}]}}
+    {:parse, key, source, limits, last_readings, packets} -> {:results, [outcome], stats}
+                                                            | {:rejected, [{line, msg}], stats}
+    {:test, key, source, limits}                         -> {:tested, report, stats} | {:rejected, ...}
+
+  Packets and readings arrive as maps with string keys (`payload`, `payload_encoding`, `meta`,
+  `transceived_at` in µs, `packet_type`, `device_id`, `id`). An outcome is `{:ok, readings, logs}` or
+  `{:error, kind, message, logs}`. `stats` (`atoms`, `memory`) let the host recycle a worker whose
+  atom table or memory grows.
+  """
+
+  # Started with `-s Elixir.Fieldline.Worker main`, which init calls in its own process during boot:
+  # the loop runs elsewhere so that boot completes (anything that later waits on init would hang).
+  def main do
+    spawn(fn ->
+      configure_logging()
+      Calendar.put_time_zone_database(Fieldline.TzDb)
+      port = Port.open({:fd, 0, 1}, [:binary, {:packet, 4}, :eof])
+      loop(port)
+    end)
+
+    :ok
+  end
+
+  @doc false
+  def configure_logging_for_test, do: configure_logging()
+
+  defp configure_logging do
+    # Nothing may print to stdout: it carries the protocol. Log events go only to the capture handler.
+    Application.put_env(:logger, :backends, [])
+    Application.put_env(:logger, :console, [])
+    Application.put_env(:logger, :handle_otp_reports, false)
+    Application.put_env(:logger, :handle_sasl_reports, false)
+    {:ok, _} = Application.ensure_all_started(:logger)
+    # Only our capture handler: Elixir's own handler forwards to a gen_event that the worker does not
+    # need (and that blocked callers in this setup); the default handler would write to stdout.
+    for id <- :logger.get_handler_ids(), do: :logger.remove_handler(id)
+    :ok = :logger.add_handler(:fieldline_capture, Fieldline.LogCapture, %{level: :all})
+    # Logger's macros read the primary level; Logger.configure would go through the removed handler.
+    :logger.set_primary_config(:level, :all)
+  end
+
+  defp loop(port) do
+    receive do
+      {^port, {:data, frame}} ->
+        answer =
+          try do
+            frame |> :erlang.binary_to_term() |> handle()
+          rescue
+            e -> {:error, :protocol, Exception.message(e)}
+          end
+
+        Port.command(port, :erlang.term_to_binary(answer))
+        loop(port)
+
+      {^port, :eof} ->
+        :erlang.halt(0)
+    end
+  end
+
+  defp stats, do: %{atoms: :erlang.system_info(:atom_count), memory: :erlang.memory(:total)}
+
+  def handle({:ping}), do: {:pong, stats()}
+
+  def handle({:check, source}), do: {:checked, Fieldline.Compiler.check(source)}
+
+  def handle({:parse, key, source, limits, last_readings, packets}) do
+    case Fieldline.Compiler.load(key, source) do
+      {:ok, module} ->
+        history = Enum.map(last_readings, &stored_reading/1)
+        {outcomes, _} = Enum.map_reduce(packets, history, &parse_one(module, limits(limits), &1, &2))
+        {:results, outcomes, stats()}
+
+      {:error, problems} ->
+        {:rejected, problems, stats()}
+    end
+  end
+
+  def handle({:test, key, source, limits}) do
+    case Fieldline.Compiler.load(key, source) do
+      {:ok, module} -> {:tested, Fieldline.TestVectors.run(module, limits(limits)), stats()}
+      {:error, problems} -> {:rejected, problems, stats()}
+    end
+  end
+
+  def handle(other), do: {:error, :protocol, "unknown request #{inspect(other, limit: 3)}"}
+
+  defp limits(%{"timeout_ms" => t, "heap_words" => h}) when is_integer(t) and is_integer(h),
+    do: %{timeout_ms: t, heap_words: h}
+
+  defp limits(_), do: %{timeout_ms: 100, heap_words: 2_000_000}
+
+  # Readings produced for earlier packets of the batch are visible to get_last_reading of later ones
+  # (reparse semantics), newest first.
+  defp parse_one(module, limits, packet, history) do
+    {payload, meta} = parser_input(packet)
+
+    case Fieldline.Runner.parse(module, payload, meta, limits, history) do
+      {:ok, readings, logs, _raw} ->
+        produced =
+          readings
+          |> Enum.map(fn r -> %{data: r["data"], measured_at: measured_at(r, meta)} end)
+          |> Enum.reverse()
+
+        {{:ok, readings, logs}, Enum.take(produced ++ history, 50)}
+
+      {:error, kind, message, logs} ->
+        {{:error, kind, message, logs}, history}
+    end
+  end
+
+  defp measured_at(%{"measured_at" => us}, _meta) when is_integer(us), do: DateTime.from_unix!(us, :microsecond)
+  defp measured_at(_, meta), do: meta.transceived_at
+
+  defp stored_reading(%{"data" => data, "measured_at" => us}),
+    do: %{data: data, measured_at: DateTime.from_unix!(us, :microsecond)}
+
+  @doc "The payload and meta a parser sees for a packet (parser-contract.md, The meta argument)."
+  def parser_input(packet) do
+    encoding = Map.get(packet, "payload_encoding", "binary")
+
+    meta = %{
+      meta: atomize_keys(Map.get(packet, "meta") || %{}),
+      transceived_at: DateTime.from_unix!(Map.get(packet, "transceived_at", 0), :microsecond),
+      payload_encoding: encoding,
+      packet_type: Map.get(packet, "packet_type"),
+      device_id: Map.get(packet, "device_id"),
+      packet_id: Map.get(packet, "id")
+    }
+
+    meta = if Map.has_key?(packet, "device"), do: Map.put(meta, :device, packet["device"]), else: meta
+    {Map.get(packet, "payload"), meta}
+  end
+
+  # JSON object keys that look like identifiers become atoms (parsers write meta.meta.frame_port);
+  # others stay strings. The host recycles a worker whose atom count grows too far.
+  defp atomize_keys(%{} = map) do
+    Map.new(map, fn {k, v} -> {atom_key(k), atomize_keys(v)} end)
+  end
+
+  defp atomize_keys(list) when is_list(list), do: Enum.map(list, &atomize_keys/1)
+  defp atomize_keys(other), do: other
+
+  defp atom_key(k) when is_binary(k) and byte_size(k) <= 64 do
+    if Regex.match?(~r/^[a-zA-Z_][a-zA-Z0-9_]*$/, k), do: String.to_atom(k), else: k
+  end
+
+  defp atom_key(k), do: k
+end

@@ -1,0 +1,54 @@
+// The pool end to end: real sandboxed BEAMs parsing real parsers.
+#include "sandbox/worker_pool.hpp"
+
+#include "sandbox_fixture.hpp"
+
+namespace fl::testing {
+
+using sandbox::outcome_kind;
+
+const char* const temperature_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(<<t::signed-16, h>>, %{meta: %{frame_port: 1}} = meta) do
+    Logger.info("decoding #{byte_size(<<t::16, h>>)} bytes")
+    {%{temperature: t / 10, humidity: h}, measured_at: meta.transceived_at, location: {13.4, 52.5}}
+  end
+  def parse(_, _), do: []
+end
+)";
+
+TEST(worker_pool, parses_a_batch_in_one_round_trip) {
+  auto& pool = shared_pool();
+  std::vector<sandbox::packet_input> packets = {binary_packet(std::string("\x00\xEB\x3C", 3), {{"frame_port", 1}}),
+                                                binary_packet("zz", {{"frame_port", 2}})};
+  auto out = pool.parse("m1", {temperature_parser}, {}, {}, packets);
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
+  ASSERT_EQ(out[0].readings.size(), 1u);
+  EXPECT_EQ(out[0].readings[0].data.at("temperature").as_double(), 23.5);
+  EXPECT_EQ(out[0].readings[0].data.at("humidity").as_int64(), 60);
+  EXPECT_EQ(out[0].readings[0].measured_at, 1'700'000'000'000'000);
+  ASSERT_TRUE(out[0].readings[0].location);
+  EXPECT_EQ(out[0].readings[0].location->first, 13.4);
+  ASSERT_EQ(out[0].logs.size(), 1u);
+  EXPECT_NE(out[0].logs[0].find("decoding 3 bytes"), std::string::npos);
+  EXPECT_EQ(out[1].kind, outcome_kind::ok);
+  EXPECT_TRUE(out[1].readings.empty());
+}
+
+TEST(worker_pool, check_names_line_and_call) {
+  auto result = shared_pool().check(
+      "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: "
+      "File.read!(\"/etc/passwd\")\nend\n");
+  EXPECT_FALSE(result.ok);
+  ASSERT_FALSE(result.problems.empty());
+  bool named = false;
+  for (const auto& [line, message] : result.problems) {
+    named = named || (line == 3 && message.find("File.read!") != std::string::npos);
+  }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(shared_pool().check(temperature_parser).ok);
+}
+
+}  // namespace fl::testing
