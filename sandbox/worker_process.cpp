@@ -133,7 +133,7 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
     args.emplace_back("-pa");
     args.push_back(p.string());
   }
-  for (const char* a : {"-s", "Elixir.Fieldline.Worker", "main"}) args.emplace_back(a);
+  for (const auto& a : config.entry) args.push_back(a);
   const std::vector<std::string> env = {"BINDIR=" + config.bindir.string(), "ERL_CRASH_DUMP_SECONDS=0"};
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));

@@ -31,6 +31,8 @@ struct worker_config {
   std::uint64_t max_file_bytes = 1ull << 30;  // default 1 GiB
   std::uint64_t max_processes = 4096;         // default 4096 tasks for the uid (threads count)
   bool require_namespaces = false;            // default: use them when the kernel allows
+  // What the BEAM runs after boot. Tests replace it to probe the process layer with raw Erlang.
+  std::vector<std::string> entry = {"-s", "Elixir.Fieldline.Worker", "main"};
 };
 
 // The erts-*/bin directory of an Erlang installation; throws std::runtime_error when absent.

@@ -7,20 +7,27 @@ defmodule Fieldline.TestVectors do
   """
 
   def run(module, limits) do
-    case Fieldline.Runner.run(limits, fn -> {:ok, [], {module.tests(), module.fields()}} end) do
-      {:ok, _, _logs, {tests, fields}} when is_list(tests) ->
-        %{vectors: Enum.with_index(tests, &vector(module, limits, &1, &2)), warnings: warnings(module, limits, fields)}
+    warnings = warnings(module, limits)
 
-      {:ok, _, _logs, {other, _}} ->
-        %{vectors: [], warnings: ["tests/0 must return a list, got #{inspect(other, limit: 5)}"]}
+    case Fieldline.Runner.run(limits, fn -> {:ok, [], module.tests()} end) do
+      {:ok, _, _logs, tests} when is_list(tests) ->
+        %{vectors: Enum.with_index(tests, &vector(module, limits, &1, &2)), warnings: warnings}
+
+      {:ok, _, _logs, other} ->
+        %{vectors: [], warnings: ["tests/0 must return a list, got #{inspect(other, limit: 5)}" | warnings]}
 
       {:error, kind, message, _logs} ->
-        %{vectors: [], warnings: ["tests/0 or fields/0 failed (#{kind}): #{message}"]}
+        %{vectors: [], warnings: ["tests/0 failed (#{kind}): #{message}" | warnings]}
     end
   end
 
-  defp warnings(module, limits, fields) do
-    fields_warning = if is_list(fields), do: [], else: ["fields/0 should return a list"]
+  defp warnings(module, limits) do
+    fields_warning =
+      case Fieldline.Runner.run(limits, fn -> {:ok, [], module.fields()} end) do
+        {:ok, _, _, fields} when is_list(fields) -> []
+        {:ok, _, _, _} -> ["fields/0 should return a list"]
+        {:error, kind, message, _} -> ["fields/0 failed (#{kind}): #{message}"]
+      end
 
     catch_all =
       case Fieldline.Runner.parse(module, 42, %{}, limits, [], true) do

@@ -1,0 +1,4 @@
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(_payload, _meta), do: exit(:kill)
+end

@@ -1,0 +1,7 @@
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  import :erlang
+  def parse(_payload, _meta) do
+    halt()
+  end
+end
