@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fl::cli::add_serve_command(app);
   fl::cli::add_admin_command(app);
+  fl::cli::add_parser_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -37,7 +37,20 @@ defmodule Fieldline.AllowList do
     Timex.Interval => [],
     Timex.Duration => [],
     Platform.Parsing.Behaviour => [],
-    Fieldline.Json => []
+    Fieldline.Json => [],
+    # Standard exceptions: raising one is how a parser reports a payload it cannot read.
+    ArgumentError => [],
+    RuntimeError => [],
+    KeyError => [],
+    MatchError => [],
+    ArithmeticError => [],
+    CaseClauseError => [],
+    CondClauseError => [],
+    FunctionClauseError => [],
+    WithClauseError => [],
+    BadMapError => [],
+    Enum.EmptyError => [],
+    Enum.OutOfBoundsError => []
   }
 
   # Modules with only some functions allowed.

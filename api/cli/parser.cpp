@@ -1,0 +1,271 @@
+// `fieldline parser check|test|replay`: the parser author's tools, running parsers in the same
+// sandbox as production (a local worker pool).
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "api/cli/commands.hpp"
+#include "core/crypto.hpp"
+#include "core/json_out.hpp"
+#include "core/time.hpp"
+#include "sandbox/worker_pool.hpp"
+
+namespace fl::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+sandbox::worker_pool make_pool() {
+  sandbox::pool_config config;
+  config.workers = 2;
+  config.max_workers_per_mandate = 2;
+  return sandbox::worker_pool(std::move(config));
+}
+
+std::string where(const std::string& file, const std::optional<int>& line) {
+  return line ? file + ":" + std::to_string(*line) : file;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A line diff of two pretty-printed terms (longest common subsequence; terms are small).
+std::string diff(const std::string& expected, const std::string& actual) {
+  const auto a = split_lines(expected), b = split_lines(actual);
+  std::vector<std::vector<int>> lcs(a.size() + 1, std::vector<int>(b.size() + 1, 0));
+  for (std::size_t i = a.size(); i-- > 0;)
+    for (std::size_t j = b.size(); j-- > 0;)
+      lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::string out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (i < a.size() && j < b.size() && a[i] == b[j]) {
+      out += "        " + a[i++] + "\n";
+      ++j;
+    } else if (j < b.size() && (i == a.size() || lcs[i][j + 1] > lcs[i + 1][j])) {
+      out += "      + " + b[j++] + "\n";
+    } else {
+      out += "      - " + a[i++] + "\n";
+    }
+  }
+  return out;
+}
+
+int check_command(const std::vector<std::string>& files) {
+  auto pool = make_pool();
+  int failures = 0;
+  for (const auto& file : files) {
+    auto result = pool.check(read_file(file));
+    if (result.ok) {
+      std::printf("%s: ok\n", file.c_str());
+      continue;
+    }
+    ++failures;
+    for (const auto& [line, message] : result.problems)
+      std::printf("%s: %s\n", where(file, line).c_str(), message.c_str());
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int test_command(const std::vector<std::string>& files, bool as_json, bool strict) {
+  auto pool = make_pool();
+  int total_passed = 0, total_failed = 0;
+  for (const auto& file : files) {
+    const auto report = pool.test({read_file(file)}, {.timeout_ms = 1000});
+    int passed = 0, failed = 0;
+    for (const auto& v : report.vectors) (v.status == "pass" ? passed : failed) += 1;
+    if (!report.compile.ok) ++failed;
+    if (strict) failed += static_cast<int>(report.warnings.size());
+    total_passed += passed;
+    total_failed += failed;
+
+    if (as_json) {
+      json::array rejected, vectors, warnings;
+      for (const auto& [line, message] : report.compile.problems)
+        rejected.push_back(
+            json::object{{"line", line ? json::value(*line) : json::value(nullptr)}, {"message", message}});
+      for (const auto& v : report.vectors) {
+        json::array logs;
+        for (const auto& l : v.logs) logs.emplace_back(l);
+        vectors.push_back(json::object{{"index", v.index},
+                                       {"kind", v.kind},
+                                       {"label", v.label},
+                                       {"status", v.status},
+                                       {"expected", v.expected},
+                                       {"actual", v.actual},
+                                       {"logs", logs}});
+      }
+      for (const auto& w : report.warnings) warnings.emplace_back(w);
+      json::object out{{"file", file},         {"ok", failed == 0},  {"passed", passed},    {"failed", failed},
+                       {"rejected", rejected}, {"vectors", vectors}, {"warnings", warnings}};
+      std::printf("%s\n", to_json(out).c_str());
+      continue;
+    }
+
+    std::printf("%s\n", file.c_str());
+    for (const auto& [line, message] : report.compile.problems)
+      std::printf("  rejected: %s: %s\n", where(file, line).c_str(), message.c_str());
+    for (const auto& v : report.vectors) {
+      const std::string name = "[" + std::to_string(v.index) + "] " + v.kind + (v.label.empty() ? "" : " " + v.label);
+      if (v.status == "pass") {
+        std::printf("  pass  %s\n", name.c_str());
+      } else if (v.status == "fail") {
+        std::printf("  FAIL  %s\n    expected (-) vs actual (+):\n%s", name.c_str(),
+                    diff(v.expected, v.actual).c_str());
+      } else {
+        std::printf("  ERROR %s\n    %s\n", name.c_str(), v.actual.c_str());
+      }
+      if (v.status != "pass")
+        for (const auto& l : v.logs) std::printf("    log: %s\n", l.c_str());
+    }
+    for (const auto& w : report.warnings) std::printf("  warning: %s\n", w.c_str());
+    std::printf("  %d passed, %d failed\n", passed, failed);
+  }
+  if (!as_json && files.size() > 1) std::printf("%d passed, %d failed\n", total_passed, total_failed);
+  return total_failed == 0 ? 0 : 1;
+}
+
+// One packet per line in API shape: payload_encoding, payload (hex for binary), meta, transceived_at,
+// packet_type, id. Returns the packet or throws with the line number.
+sandbox::packet_input packet_from_line(const std::string& line, std::size_t number) {
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error("packets line " + std::to_string(number) + ": " + why);
+  };
+  boost::system::error_code ec;
+  auto value = json::parse(line, ec);
+  if (ec || !value.is_object()) throw fail("not a JSON object");
+  const auto& o = value.as_object();
+  sandbox::packet_input p;
+  p.id = o.contains("id") && o.at("id").is_string() ? std::string(o.at("id").as_string())
+                                                    : "replay-" + std::to_string(number);
+  p.device_id =
+      o.contains("device_id") && o.at("device_id").is_string() ? std::string(o.at("device_id").as_string()) : "";
+  p.payload_encoding = o.contains("payload_encoding") ? std::string(o.at("payload_encoding").as_string()) : "binary";
+  const json::value payload = o.contains("payload") ? o.at("payload") : json::value(nullptr);
+  if (p.payload_encoding == "binary") {
+    auto bytes = payload.is_string() ? from_hex(payload.as_string()) : std::nullopt;
+    if (!bytes) throw fail("binary payload must be a hex string");
+    p.binary_payload = *bytes;
+  } else if (p.payload_encoding == "utf8") {
+    if (!payload.is_string()) throw fail("utf8 payload must be a string");
+    p.binary_payload = std::string(payload.as_string());
+  } else if (p.payload_encoding == "json") {
+    p.json_payload = payload;
+  } else if (p.payload_encoding != "none") {
+    throw fail("payload_encoding must be binary, json, utf8 or none");
+  }
+  if (o.contains("meta") && o.at("meta").is_object()) p.meta = o.at("meta");
+  p.transceived_at = now_micros();
+  if (o.contains("transceived_at")) {
+    auto t = o.at("transceived_at").is_string() ? parse_timestamp(o.at("transceived_at").as_string()) : std::nullopt;
+    if (!t) throw fail("transceived_at must be an ISO 8601 timestamp");
+    p.transceived_at = *t;
+  }
+  if (o.contains("packet_type") && o.at("packet_type").is_string())
+    p.packet_type = std::string(o.at("packet_type").as_string());
+  return p;
+}
+
+int replay_command(const std::string& file, const std::string& packets_file) {
+  const std::string source = read_file(file);
+  std::ifstream in(packets_file);
+  if (!in) throw std::runtime_error("cannot read " + packets_file);
+  std::vector<sandbox::packet_input> packets;
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    packets.push_back(packet_from_line(line, number));
+  }
+  auto pool = make_pool();
+  int errors = 0;
+  constexpr std::size_t batch = 100;
+  for (std::size_t start = 0; start < packets.size(); start += batch) {
+    std::span<const sandbox::packet_input> slice(packets.data() + start, std::min(batch, packets.size() - start));
+    auto outcomes = pool.parse("replay", {source}, {}, {}, slice);
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      const auto& packet = slice[i];
+      const auto& o = outcomes[i];
+      json::array logs;
+      for (const auto& l : o.logs) logs.emplace_back(l);
+      if (o.kind != sandbox::outcome_kind::ok) {
+        ++errors;
+        std::printf("%s\n", to_json(json::object{{"packet_id", packet.id},
+                                                 {"error", json::object{{"kind", sandbox::outcome_name(o.kind)},
+                                                                        {"message", o.message},
+                                                                        {"logs", logs}}}})
+                                .c_str());
+        continue;
+      }
+      for (const auto& r : o.readings) {
+        json::value location = nullptr;
+        if (r.location)
+          location =
+              json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};
+        std::printf("%s\n",
+                    to_json(json::object{{"packet_id", packet.id},
+                                         {"measured_at", format_iso(r.measured_at.value_or(packet.transceived_at))},
+                                         {"location", location},
+                                         {"data", r.data},
+                                         {"fields", r.fields},
+                                         {"logs", logs}})
+                        .c_str());
+      }
+    }
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "%zu packets, %d errors\n", packets.size(), errors);
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_parser_command(CLI::App& app) {
+  auto* parser = app.add_subcommand("parser", "Check, test and replay Elixir parsers in the sandbox");
+  parser->require_subcommand(1);
+
+  auto check_files = std::make_shared<std::vector<std::string>>();
+  auto* check = parser->add_subcommand("check", "Compile and check parsers against the allow-list");
+  check->add_option("files", *check_files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
+  check->callback([check_files] { std::exit(check_command(*check_files)); });
+
+  struct test_args {
+    std::vector<std::string> files;
+    bool json = false;
+    bool strict = false;
+  };
+  auto targs = std::make_shared<test_args>();
+  auto* test = parser->add_subcommand("test", "Run each parser's tests/0 vectors; exit 0 only if all pass");
+  test->add_option("files", targs->files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
+  test->add_flag("--json", targs->json, "One JSON object per file");
+  test->add_flag("--strict", targs->strict, "Count warnings (fields/0, catch-all clause) as failures");
+  test->callback([targs] { std::exit(test_command(targs->files, targs->json, targs->strict)); });
+
+  struct replay_args {
+    std::string file, packets;
+  };
+  auto rargs = std::make_shared<replay_args>();
+  auto* replay = parser->add_subcommand("replay", "Parse recorded packets and print readings as NDJSON");
+  replay->add_option("file", rargs->file, "Parser file (.ex)")->required()->check(CLI::ExistingFile);
+  replay->add_option("--packets", rargs->packets, "Packets, one JSON object per line (API shape)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  replay->callback([rargs] { std::exit(replay_command(rargs->file, rargs->packets)); });
+}
+
+}  // namespace fl::cli

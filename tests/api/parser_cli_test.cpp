@@ -1,0 +1,103 @@
+// `fieldline parser check|test|replay` as a parser author runs them.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <array>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <sstream>
+
+namespace fl::testing {
+
+namespace {
+struct run_result {
+  int exit_code = -1;
+  std::string out;
+};
+
+run_result run(const std::string& args) {
+  std::string cmd = FIELDLINE_BINARY;
+  cmd += " " + args + " 2>/dev/null";
+  run_result r;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
+  const int status = pipe ? ::pclose(pipe) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string src(const std::string& relative) {
+  return std::string(FIELDLINE_SOURCE_DIR) + "/" + relative;
+}
+}  // namespace
+
+TEST(parser_cli, check_accepts_good_and_names_line_and_call_of_bad) {
+  auto good = run("parser check " + src("parsers/library/co2_sensor.ex"));
+  EXPECT_EQ(good.exit_code, 0);
+  EXPECT_NE(good.out.find("co2_sensor.ex: ok"), std::string::npos) << good.out;
+  auto bad = run("parser check " + src("tests/sandbox/hostile/os_cmd.ex"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("os_cmd.ex:4: call to :os.cmd is not allowed"), std::string::npos) << bad.out;
+}
+
+TEST(parser_cli, test_shows_a_readable_diff_and_fails) {
+  auto r = run("parser test " + src("tests/api/data/failing_vector.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("pass  [0] parse_hex doubles"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL  [1] parse_hex wrong on purpose"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("- %{value: 7}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("+ %{value: 6}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 1 failed"), std::string::npos) << r.out;
+}
+
+TEST(parser_cli, test_json_prints_one_object_per_file) {
+  auto r =
+      run("parser test --json " + src("tests/api/data/failing_vector.ex") + " " + src("parsers/library/gas_meter.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  std::istringstream lines(r.out);
+  std::vector<boost::json::object> objects;
+  for (std::string line; std::getline(lines, line);) objects.push_back(boost::json::parse(line).as_object());
+  ASSERT_EQ(objects.size(), 2u);
+  EXPECT_EQ(objects[0].at("ok"), false);
+  EXPECT_EQ(objects[0].at("passed"), 1);
+  EXPECT_EQ(objects[0].at("failed"), 1);
+  EXPECT_EQ(objects[0].at("vectors").as_array()[1].at("status"), "fail");
+  EXPECT_EQ(objects[1].at("ok"), true);
+  EXPECT_EQ(objects[1].at("vectors").as_array().size(), 2u);
+}
+
+TEST(parser_cli, test_warnings_fail_only_when_strict) {
+  // raise_in_fields passes its vector but fields/0 raises: a warning.
+  const auto file = src("tests/sandbox/hostile/raise_in_fields.ex");
+  auto lenient = run("parser test " + file);
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.out;
+  EXPECT_NE(lenient.out.find("warning: fields/0 failed"), std::string::npos) << lenient.out;
+  EXPECT_EQ(run("parser test --strict " + file).exit_code, 1);
+}
+
+TEST(parser_cli, replay_prints_readings_and_errors_as_ndjson) {
+  auto r = run("parser replay " + src("parsers/library/temperature_humidity.ex") + " --packets " +
+               src("tests/api/data/replay_packets.jsonl"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream lines(r.out);
+  std::vector<boost::json::object> objects;
+  for (std::string line; std::getline(lines, line);) objects.push_back(boost::json::parse(line).as_object());
+  ASSERT_EQ(objects.size(), 2u) << r.out;  // p2 (unknown port) gives no reading, only a log line
+  EXPECT_EQ(objects[0].at("packet_id"), "p1");
+  EXPECT_EQ(objects[0].at("measured_at"), "2024-01-01T00:00:00.000000Z");
+  EXPECT_EQ(objects[0].at("data").at("temperature"), 23.0);
+  EXPECT_EQ(objects[1].at("packet_id"), "p3");
+  EXPECT_EQ(objects[1].at("data").at("firmware"), "1.10");
+}
+
+TEST(parser_cli, replay_reports_parse_errors_with_their_logs) {
+  auto r = run("parser replay " + src("tests/sandbox/hostile/bad_return_value.ex") + " --packets " +
+               src("tests/api/data/replay_packets.jsonl"));
+  EXPECT_EQ(r.exit_code, 1);
+  auto first = boost::json::parse(r.out.substr(0, r.out.find('\n'))).as_object();
+  EXPECT_EQ(first.at("error").at("kind"), "parse_error");
+  EXPECT_NE(std::string(first.at("error").at("message").as_string()).find("bad return value"), std::string::npos);
+}
+
+}  // namespace fl::testing
