@@ -7,5 +7,6 @@ namespace fl::cli {
 void add_serve_command(CLI::App& app);
 void add_admin_command(CLI::App& app);
 void add_parser_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace fl::cli

@@ -74,8 +74,8 @@ defmodule Fieldline.Worker do
     case Fieldline.Compiler.load(key, source) do
       {:ok, module} ->
         history = Enum.map(last_readings, &stored_reading/1)
-        {outcomes, _} = Enum.map_reduce(packets, history, &parse_one(module, limits(limits), &1, &2))
-        {:results, outcomes, stats()}
+        inputs = Enum.map(packets, &parser_input/1)
+        {:results, Fieldline.Runner.parse_batch(module, inputs, limits(limits), history), stats()}
 
       {:error, problems} ->
         {:rejected, problems, stats()}
@@ -95,28 +95,6 @@ defmodule Fieldline.Worker do
     do: %{timeout_ms: t, heap_words: h}
 
   defp limits(_), do: %{timeout_ms: 100, heap_words: 2_000_000}
-
-  # Readings produced for earlier packets of the batch are visible to get_last_reading of later ones
-  # (reparse semantics), newest first.
-  defp parse_one(module, limits, packet, history) do
-    {payload, meta} = parser_input(packet)
-
-    case Fieldline.Runner.parse(module, payload, meta, limits, history) do
-      {:ok, readings, logs, _raw} ->
-        produced =
-          readings
-          |> Enum.map(fn r -> %{data: r["data"], measured_at: measured_at(r, meta)} end)
-          |> Enum.reverse()
-
-        {{:ok, readings, logs}, Enum.take(produced ++ history, 50)}
-
-      {:error, kind, message, logs} ->
-        {{:error, kind, message, logs}, history}
-    end
-  end
-
-  defp measured_at(%{"measured_at" => us}, _meta) when is_integer(us), do: DateTime.from_unix!(us, :microsecond)
-  defp measured_at(_, meta), do: meta.transceived_at
 
   defp stored_reading(%{"data" => data, "measured_at" => us}),
     do: %{data: data, measured_at: DateTime.from_unix!(us, :microsecond)}
@@ -147,9 +125,16 @@ defmodule Fieldline.Worker do
   defp atomize_keys(list) when is_list(list), do: Enum.map(list, &atomize_keys/1)
   defp atomize_keys(other), do: other
 
-  defp atom_key(k) when is_binary(k) and byte_size(k) <= 64 do
-    if Regex.match?(~r/^[a-zA-Z_][a-zA-Z0-9_]*$/, k), do: String.to_atom(k), else: k
+  defp atom_key(<<c, rest::binary>> = k) when byte_size(k) <= 64 and (c in ?a..?z or c in ?A..?Z or c == ?_) do
+    if identifier_tail?(rest), do: String.to_atom(k), else: k
   end
 
   defp atom_key(k), do: k
+
+  defp identifier_tail?(<<>>), do: true
+
+  defp identifier_tail?(<<c, rest::binary>>) when c in ?a..?z or c in ?A..?Z or c in ?0..?9 or c == ?_,
+    do: identifier_tail?(rest)
+
+  defp identifier_tail?(_), do: false
 end
