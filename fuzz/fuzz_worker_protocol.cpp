@@ -1,5 +1,6 @@
 // Answers from a worker are untrusted: the ETF decoder must reject anything malformed without
 // crashing, and whatever it accepts must convert to JSON and re-encode to the same term.
+#include <boost/json/value.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

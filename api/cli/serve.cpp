@@ -92,6 +92,8 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   const auto [host, port] = split_listen(options.listen);
   auto db = storage::database::open({.dir = options.data});
   if (!db) throw std::runtime_error(db.error().message);
+  // Only the server's own uid may enter the data directory (parser workers run as another uid).
+  std::filesystem::permissions(options.data, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
   storage::records records(**db);
   api::ensure_superadmin_key(records, options.data);
 

@@ -82,6 +82,8 @@ TEST(serve_process, admin_cli_then_sigterm_then_restart_keeps_everything) {
   temp_dir dir;
   auto server = start_server(dir.path());
   ASSERT_GT(server->port, 0);
+  EXPECT_EQ(std::filesystem::status(dir.path()).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
   // Appended piecewise: GCC 12 warns falsely (-Warray-bounds) on one long concatenation here.
   std::string admin = FIELDLINE_BINARY;
   admin += " admin --server 127.0.0.1:";
