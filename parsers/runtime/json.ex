@@ -49,7 +49,7 @@ defmodule Fieldline.Json do
         acc = Map.put(acc, key, v)
 
         case skip_ws(rest) do
-          "," <> rest -> object(skip_ws(rest), acc, depth)
+          "," <> rest -> object_member(skip_ws(rest), acc, depth)
           "}" <> rest -> {acc, rest}
           _ -> fail("expected , or } in object")
         end
@@ -61,17 +61,25 @@ defmodule Fieldline.Json do
 
   defp object(_, _, _), do: fail("expected string key in object")
 
+  # After a comma a member must follow: `{"a": 1,}` is not JSON.
+  defp object_member("\"" <> _ = text, acc, depth), do: object(text, acc, depth)
+  defp object_member(_, _, _), do: fail("expected string key after , in object")
+
   defp array("]" <> rest, acc, _), do: {Enum.reverse(acc), rest}
 
   defp array(text, acc, depth) do
     {v, rest} = value(text, depth)
 
     case skip_ws(rest) do
-      "," <> rest -> array(skip_ws(rest), [v | acc], depth)
+      "," <> rest -> array_element(skip_ws(rest), [v | acc], depth)
       "]" <> rest -> {Enum.reverse([v | acc]), rest}
       _ -> fail("expected , or ] in array")
     end
   end
+
+  # After a comma a value must follow: `[1,]` is not JSON.
+  defp array_element("]" <> _, _, _), do: fail("expected a value after , in array")
+  defp array_element(text, acc, depth), do: array(text, acc, depth)
 
   defp string("\"" <> rest, acc) do
     s = IO.iodata_to_binary(Enum.reverse(acc))
