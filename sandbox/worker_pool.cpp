@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/crypto.hpp"
@@ -168,7 +170,7 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
   std::filesystem::create_directories(sandbox_dir_ / "ebin");
   std::filesystem::create_directories(sandbox_dir_ / "empty");
   for (const auto& entry : std::filesystem::directory_iterator(config_.runtime_ebin)) {
-    if (entry.path().extension() == ".beam" || entry.path().extension() == ".app")
+    if (entry.path().extension() == ".beam" || entry.path().extension() == ".so")
       std::filesystem::copy_file(entry.path(), sandbox_dir_ / "ebin" / entry.path().filename());
   }
   ::chmod(sandbox_dir_.c_str(), 0755);
@@ -190,6 +192,13 @@ worker_pool::~worker_pool() {
 
 std::unique_ptr<worker_process> worker_pool::start_worker() {
   auto w = worker_process::spawn(config_.worker, filter_);
+  // Boot must finish (a pong: the worker answers only after its post-boot lockdown) before use.
+  std::string answer;
+  const auto status =
+      w->call(etf::encode(etf::make_tuple({etf::make_atom("ping")})), clock::now() + std::chrono::seconds(20), answer);
+  const auto pong = status == io_status::ok ? etf::decode(answer) : std::nullopt;
+  if (!pong || !pong->as_tuple() || pong->as_tuple()->items.empty() || !pong->as_tuple()->items[0].is_atom("pong"))
+    throw std::runtime_error("sandbox: worker did not finish booting: " + w->stderr_tail().substr(0, 300));
   ++started_;
   return w;
 }

@@ -25,9 +25,10 @@ struct worker_config {
   std::uint64_t address_space_bytes = 4ull << 30;  // default 4 GiB of address space (the JIT reserves a lot)
   std::uint64_t cpu_seconds = 3600;                // default 1 h CPU over the worker's life (recycled sooner)
   std::uint64_t max_open_files = 256;              // default 256
-  // RLIMIT_FSIZE. Not 0: OTP 25's JIT keeps its code in a memfd it grows with ftruncate (dual mapping;
-  // this build has no +JMsingle), and the limit caps memfds too. No regular file can be opened for
-  // writing (the seccomp filter refuses write/create/truncate/append opens), so this bounds the JIT.
+  // RLIMIT_FSIZE. Not 0: OTP 25's JIT keeps code in memfds it sizes with ftruncate, at boot and again
+  // lazily on first compile (dual mapping; this build has no +JMsingle), and the limit caps memfds
+  // too. No regular file can be opened for writing (the seccomp filter refuses write/create/truncate/
+  // append opens), so in practice this bounds only the JIT.
   std::uint64_t max_file_bytes = 1ull << 30;  // default 1 GiB
   std::uint64_t max_processes = 4096;         // default 4096 tasks for the uid (threads count)
   bool require_namespaces = false;            // default: use them when the kernel allows

@@ -21,8 +21,17 @@ defmodule Fieldline.Worker do
     spawn(fn ->
       configure_logging()
       Calendar.put_time_zone_database(Fieldline.TzDb)
-      port = Port.open({:fd, 0, 1}, [:binary, {:packet, 4}, :eof])
-      loop(port)
+
+      # Never serve without the post-boot lockdown (no exec, fork or new sockets).
+      case Fieldline.Lockdown.lock() do
+        :ok ->
+          port = Port.open({:fd, 0, 1}, [:binary, {:packet, 4}, :eof])
+          loop(port)
+
+        error ->
+          IO.puts(:stderr, "fieldline worker: lockdown failed: #{inspect(error)}")
+          :erlang.halt(3)
+      end
     end)
 
     :ok

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 #include "sandbox/seccomp_filter.hpp"
+#include "sandbox/worker_pool.hpp"
 #include "sandbox/worker_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -91,6 +92,42 @@ TEST(sandbox_layers, a_failing_setup_step_aborts_the_start) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("empty working directory"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace fl::testing
+
+namespace fl::testing {
+
+TEST(sandbox_layers, after_the_lockdown_no_socket_can_be_opened) {
+  // The runtime (with the lockdown NIF) copied where `nobody` can read it, as the pool does.
+  temp_dir dir;
+  const auto ebin = dir.path() / "ebin";
+  std::filesystem::create_directories(ebin);
+  for (const auto& e : std::filesystem::directory_iterator(sandbox::default_runtime_ebin()))
+    std::filesystem::copy_file(e.path(), ebin / e.path().filename());
+  std::filesystem::create_directories(dir.path() / "empty");
+  for (const auto& p : {dir.path(), ebin}) ::chmod(p.c_str(), 0755);
+  ::chmod((dir.path() / "empty").c_str(), 0555);
+
+  sandbox::worker_config config;
+  config.bindir = sandbox::find_bindir(config.erlang_root);
+  config.empty_dir = dir.path() / "empty";
+  config.require_namespaces = true;
+  config.code_paths = {"/usr/lib/elixir/lib/elixir/ebin", ebin};
+  config.entry = {"-eval",
+                  "Before = gen_udp:open(0), ok = 'Elixir.Fieldline.Lockdown':lock(), "
+                  "R = [{udp_before, element(1, Before)}, {udp_after, gen_udp:open(0)}, "
+                  "{unix_after, gen_tcp:listen(0, [{ifaddr, {local, <<\"/tmp/fieldline-lockdown\">>}}])}], "
+                  "io:format(standard_error, \"RESULT ~p~n\", [R]), timer:sleep(100), erlang:halt(0)."};
+  auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
+  std::string out;
+  for (int i = 0; i < 200 && out.find("RESULT") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    out = worker->stderr_tail();
+  }
+  ASSERT_NE(out.find("RESULT"), std::string::npos) << out;
+  EXPECT_NE(out.find("{udp_after,{error,eperm}}"), std::string::npos) << out;
+  EXPECT_NE(out.find("{unix_after,{error,eperm}}"), std::string::npos) << out;
 }
 
 }  // namespace fl::testing

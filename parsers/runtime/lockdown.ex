@@ -1,0 +1,18 @@
+defmodule Fieldline.Lockdown do
+  @moduledoc """
+  The worker's last setup step, after boot and before serving: adds a seccomp filter refusing exec,
+  fork and new sockets (sandbox/nif/lockdown.c, loaded from the directory of this module's .beam).
+  """
+
+  def lock do
+    path = :code.which(__MODULE__) |> to_string() |> Path.dirname() |> Path.join("fieldline_lockdown")
+
+    case :erlang.load_nif(String.to_charlist(path), 0) do
+      :ok -> lock_nif()
+      {:error, reason} -> {:error, {:load_nif, reason}}
+    end
+  end
+
+  @doc false
+  def lock_nif, do: :erlang.nif_error(:not_loaded)
+end
