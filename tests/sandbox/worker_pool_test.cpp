@@ -22,7 +22,7 @@ TEST(worker_pool, parses_a_batch_in_one_round_trip) {
   auto& pool = shared_pool();
   std::vector<sandbox::packet_input> packets = {binary_packet(std::string("\x00\xEB\x3C", 3), {{"frame_port", 1}}),
                                                 binary_packet("zz", {{"frame_port", 2}})};
-  auto out = pool.parse("m1", {temperature_parser}, {}, {}, packets);
+  auto out = pool.parse("m1", {temperature_parser}, {.timeout_ms = 2000}, {}, packets);
   ASSERT_EQ(out.size(), 2u);
   ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
   ASSERT_EQ(out[0].readings.size(), 1u);
