@@ -47,6 +47,17 @@ std::filesystem::path default_runtime_ebin() {
   return FIELDLINE_RUNTIME_EBIN;
 }
 
+void install_runtime(const std::filesystem::path& runtime_ebin, const std::filesystem::path& target) {
+  std::filesystem::create_directories(target);
+  const auto nif = runtime_ebin.parent_path() / "nif" / "fieldline_lockdown.so";
+  if (!std::filesystem::exists(nif)) throw std::runtime_error("lockdown NIF not found at " + nif.string());
+  std::filesystem::copy_file(nif, target / nif.filename());
+  for (const auto& entry : std::filesystem::directory_iterator(runtime_ebin)) {
+    if (entry.path().extension() == ".beam") std::filesystem::copy_file(entry.path(), target / entry.path().filename());
+  }
+  ::chmod(target.c_str(), 0755);
+}
+
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -167,14 +178,9 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
   // A private, world-readable copy of the runtime (workers may run as nobody, and the build tree
   // may sit under a directory nobody cannot enter) and an empty, read-only working directory.
   sandbox_dir_ = std::filesystem::temp_directory_path() / ("fieldline-sandbox-" + uuid::random().str());
-  std::filesystem::create_directories(sandbox_dir_ / "ebin");
   std::filesystem::create_directories(sandbox_dir_ / "empty");
-  for (const auto& entry : std::filesystem::directory_iterator(config_.runtime_ebin)) {
-    if (entry.path().extension() == ".beam" || entry.path().extension() == ".so")
-      std::filesystem::copy_file(entry.path(), sandbox_dir_ / "ebin" / entry.path().filename());
-  }
+  install_runtime(config_.runtime_ebin, sandbox_dir_ / "ebin");
   ::chmod(sandbox_dir_.c_str(), 0755);
-  ::chmod((sandbox_dir_ / "ebin").c_str(), 0755);
   ::chmod((sandbox_dir_ / "empty").c_str(), 0555);
   w.empty_dir = sandbox_dir_ / "empty";
   const std::filesystem::path elixir_lib = "/usr/lib/elixir/lib";

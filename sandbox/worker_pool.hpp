@@ -68,5 +68,8 @@ class worker_pool {
 
 // Finds the compiled runtime: $FIELDLINE_RUNTIME_EBIN, else the build's own directory.
 [[nodiscard]] std::filesystem::path default_runtime_ebin();
+// Copies the runtime's .beam files and the lockdown NIF (from ../nif beside the ebin directory)
+// into `target`, readable by everyone: workers may run as nobody.
+void install_runtime(const std::filesystem::path& runtime_ebin, const std::filesystem::path& target);
 
 }  // namespace fl::sandbox

@@ -13,19 +13,8 @@ defmodule Fieldline.Compiler do
   @doc "Checks without compiling to a module the VM keeps. `{:ok}` or `{:error, [{line, message}]}`."
   def check(source) do
     with {:ok, ast} <- prepare(source, "check") do
-      module = target_module("check")
-
-      result =
-        in_limited_process(fn ->
-          try do
-            Code.compile_quoted(ast, "parser.ex")
-            :ok
-          rescue
-            e -> {:error, [{error_line(e), Exception.message(e)}]}
-          end
-        end)
-
-      purge(module)
+      result = compile_limited(ast)
+      purge(target_module("check"))
 
       case result do
         :ok -> {:ok, exports(ast)}
@@ -43,15 +32,7 @@ defmodule Fieldline.Compiler do
       {:ok, module}
     else
       with {:ok, ast} <- prepare(source, key) do
-        result =
-          in_limited_process(fn ->
-            try do
-              Code.compile_quoted(ast, "parser.ex")
-              :ok
-            rescue
-              e -> {:error, [{error_line(e), Exception.message(e)}]}
-            end
-          end)
+        result = compile_limited(ast)
 
         cond do
           result == :ok and :erlang.function_exported(module, :parse, 2) -> {:ok, module}
@@ -61,6 +42,18 @@ defmodule Fieldline.Compiler do
         end
       end
     end
+  end
+
+  # Compiles (and loads) a prepared AST in a limited process: :ok, {:error, problems} or {:failed, why}.
+  defp compile_limited(ast) do
+    in_limited_process(fn ->
+      try do
+        Code.compile_quoted(ast, "parser.ex")
+        :ok
+      rescue
+        e -> {:error, [{error_line(e), Exception.message(e)}]}
+      end
+    end)
   end
 
   defp target_module(key), do: Module.concat([FieldlineParsers, "P" <> key])

@@ -40,6 +40,16 @@ struct listener {
     return c >= 0;
   }
 };
+
+// What the probe printed to stderr, once it says RESULT (or after 10 s).
+std::string wait_for_result(sandbox::worker_process& worker) {
+  std::string out;
+  for (int i = 0; i < 200 && out.find("RESULT") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    out = worker.stderr_tail();
+  }
+  return out;
+}
 }  // namespace
 
 TEST(sandbox_layers, raw_code_in_a_worker_cannot_write_connect_exec_or_read_secrets) {
@@ -66,11 +76,7 @@ TEST(sandbox_layers, raw_code_in_a_worker_cannot_write_connect_exec_or_read_secr
   config.entry = {"-eval", probe};
   auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
 
-  std::string out;
-  for (int i = 0; i < 200 && out.find("RESULT") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    out = worker->stderr_tail();
-  }
+  const std::string out = wait_for_result(*worker);
   ASSERT_NE(out.find("RESULT"), std::string::npos) << out;
   EXPECT_NE(out.find("{write,{error,"), std::string::npos) << out;
   EXPECT_NE(out.find("{connect,{error,"), std::string::npos) << out;
@@ -102,11 +108,9 @@ TEST(sandbox_layers, after_the_lockdown_no_socket_can_be_opened) {
   // The runtime (with the lockdown NIF) copied where `nobody` can read it, as the pool does.
   temp_dir dir;
   const auto ebin = dir.path() / "ebin";
-  std::filesystem::create_directories(ebin);
-  for (const auto& e : std::filesystem::directory_iterator(sandbox::default_runtime_ebin()))
-    std::filesystem::copy_file(e.path(), ebin / e.path().filename());
+  sandbox::install_runtime(sandbox::default_runtime_ebin(), ebin);
   std::filesystem::create_directories(dir.path() / "empty");
-  for (const auto& p : {dir.path(), ebin}) ::chmod(p.c_str(), 0755);
+  ::chmod(dir.path().c_str(), 0755);
   ::chmod((dir.path() / "empty").c_str(), 0555);
 
   sandbox::worker_config config;
@@ -120,11 +124,7 @@ TEST(sandbox_layers, after_the_lockdown_no_socket_can_be_opened) {
                   "{unix_after, gen_tcp:listen(0, [{ifaddr, {local, <<\"/tmp/fieldline-lockdown\">>}}])}], "
                   "io:format(standard_error, \"RESULT ~p~n\", [R]), timer:sleep(100), erlang:halt(0)."};
   auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
-  std::string out;
-  for (int i = 0; i < 200 && out.find("RESULT") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    out = worker->stderr_tail();
-  }
+  const std::string out = wait_for_result(*worker);
   ASSERT_NE(out.find("RESULT"), std::string::npos) << out;
   EXPECT_NE(out.find("{udp_after,{error,eperm}}"), std::string::npos) << out;
   EXPECT_NE(out.find("{unix_after,{error,eperm}}"), std::string::npos) << out;
