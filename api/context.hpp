@@ -11,6 +11,7 @@
 #include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
+#include "pipeline/parser_checker.hpp"
 #include "storage/records.hpp"
 
 namespace fl::api {
@@ -27,13 +28,14 @@ struct principal {
   std::optional<rate_policy> rate;  // nullopt: the server-wide default
 };
 
-// What lives for the whole server: the stores and the rate limiter.
+// What lives for the whole server: the stores, the rate limiter and the parser checker.
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {})
       : records(r), default_rate(default_rate_policy) {}
   storage::records& records;
   rate_policy default_rate;
   rate_limiter limiter;
+  pipeline::parser_checker parsers;
 };
 
 struct request_context {

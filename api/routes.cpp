@@ -5,6 +5,7 @@
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
 #include "api/resources/mandates.hpp"
+#include "api/resources/parsers.hpp"
 
 namespace fl::api {
 
@@ -39,6 +40,9 @@ constexpr route api_table[] = {
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
 
+    {"GET", "parsers", access::mandate_read, list_parsers},
+    {"GET", "parsers/:parser", access::mandate_read, show_parser},
+
     {"GET", "drivers", access::mandate_read, list_drivers},
     {"GET", "drivers/instances", access::mandate_read, list_driver_instances},
     {"GET", "drivers/instances/:instance", access::mandate_read, show_driver_instance},
@@ -66,6 +70,13 @@ constexpr route admin_table[] = {
     {"PATCH", "api_keys/:key_id", access::superadmin, admin_edit_key},
     {"PUT", "api_keys/:key_id", access::superadmin, admin_edit_key},
     {"DELETE", "api_keys/:key_id", access::superadmin, admin_delete_key},
+
+    {"GET", "mandates/:mandate_id/parsers", access::superadmin, admin_list_parsers},
+    {"POST", "mandates/:mandate_id/parsers", access::superadmin, admin_create_parser},
+    {"GET", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_show_parser},
+    {"PUT", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_edit_parser},
+    {"PATCH", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_edit_parser},
+    {"DELETE", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_delete_parser},
 
     {"GET", "mandates/:mandate_id/driver_instances", access::superadmin, admin_list_driver_instances},
     {"POST", "mandates/:mandate_id/driver_instances", access::superadmin, admin_create_driver_instance},

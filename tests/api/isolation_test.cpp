@@ -19,6 +19,15 @@ class isolation : public api_fixture {
                       json::object{{"interface", json::object{{"driver_instance_id", instance_a_},
                                                               {"opts", json::object{{"device_eui", "AABBCCDD"}}}}}});
     interface_a_ = iface.id();
+    parser_a_ =
+        call("POST", "/admin/v1/mandates/" + mandate_a_ + "/parsers", superadmin_,
+             json::object{
+                 {"parser",
+                  json::object{
+                      {"name", "secret-parser"},
+                      {"code",
+                       "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: []\nend\n"}}}})
+            .id();
 
     const auto b = make_mandate("Attacker", json::array{"api_packets_writeable"});
     key_b_ = make_key(b, "admin");
@@ -28,7 +37,8 @@ class isolation : public api_fixture {
   // Everything of mandate A as its own admin sees it.
   std::string snapshot() const {
     std::string all;
-    for (const char* path : {"/api/v1/tags?limit=100", "/api/v1/devices?limit=100", "/api/v1/drivers/instances"})
+    for (const char* path : {"/api/v1/tags?limit=100", "/api/v1/devices?limit=100", "/api/v1/drivers/instances",
+                             "/api/v1/parsers?limit=100"})
       all += call("GET", path, key_a_).text;
     all += call("GET", "/api/v1/devices/" + device_a_ + "/interfaces", key_a_).text;
     return all;
@@ -78,10 +88,11 @@ class isolation : public api_fixture {
   }
 
   std::vector<std::string> secrets() const {
-    return {device_a_, folder_a_, child_a_, interface_a_, instance_a_, key_a_, "victim-device", "Secret"};
+    return {device_a_, folder_a_, child_a_,        interface_a_, instance_a_,
+            parser_a_, key_a_,    "victim-device", "Secret",     "secret-parser"};
   }
 
-  std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, key_b_;
+  std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, parser_a_, key_b_;
 };
 
 TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_changes_nothing) {
@@ -95,11 +106,11 @@ TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_cha
       EXPECT_EQ(res.text.find(secret), std::string::npos)
           << r.method << " " << path << " leaked " << secret << ": " << res.text;
     }
-    const bool names_an_object = r.pattern.find(":device") != std::string_view::npos ||
-                                 r.pattern.find(":tag") != std::string_view::npos ||
-                                 r.pattern.find(":interface") != std::string_view::npos ||
-                                 r.pattern.find(":instance") != std::string_view::npos ||
-                                 r.pattern.find(":mandate_id") != std::string_view::npos;
+    const bool names_an_object =
+        r.pattern.find(":device") != std::string_view::npos || r.pattern.find(":tag") != std::string_view::npos ||
+        r.pattern.find(":interface") != std::string_view::npos ||
+        r.pattern.find(":instance") != std::string_view::npos || r.pattern.find(":parser") != std::string_view::npos ||
+        r.pattern.find(":mandate_id") != std::string_view::npos;
     if (names_an_object) {
       EXPECT_EQ(res.status, 404) << r.method << " " << path << ": " << res.text;
     }
