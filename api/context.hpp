@@ -12,6 +12,7 @@
 #include "core/ids.hpp"
 #include "core/query.hpp"
 #include "pipeline/parser_checker.hpp"
+#include "storage/packets.hpp"
 #include "storage/records.hpp"
 
 namespace fl::api {
@@ -31,8 +32,9 @@ struct principal {
 // What lives for the whole server: the stores, the rate limiter and the parser checker.
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {})
-      : records(r), default_rate(default_rate_policy) {}
+      : records(r), packets(r.db()), default_rate(default_rate_policy) {}
   storage::records& records;
+  storage::packets packets;
   rate_policy default_rate;
   rate_limiter limiter;
   pipeline::parser_checker parsers;

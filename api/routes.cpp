@@ -5,6 +5,7 @@
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
 #include "api/resources/mandates.hpp"
+#include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
 
 namespace fl::api {
@@ -39,6 +40,10 @@ constexpr route api_table[] = {
     {"PUT", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
+    {"POST", "devices/:device/packets", access::mandate_write, create_packet},
+    {"GET", "devices/:device/packets/:packet", access::mandate_read, show_packet},
+    {"PUT", "devices/:device/packets/:packet", access::mandate_write, update_packet},
+    {"DELETE", "devices/:device/packets/:packet", access::mandate_write, delete_packet},
 
     {"GET", "parsers", access::mandate_read, list_parsers},
     {"GET", "parsers/:parser", access::mandate_read, show_parser},

@@ -84,6 +84,7 @@ class records {
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, commits_); }
 
   [[nodiscard]] std::unique_lock<std::mutex> writer() { return std::unique_lock(write_mutex_); }
+  [[nodiscard]] database& db() const { return db_; }
 
  private:
   database& db_;

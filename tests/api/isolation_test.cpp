@@ -28,6 +28,10 @@ class isolation : public api_fixture {
                       {"code",
                        "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: []\nend\n"}}}})
             .id();
+    packet_a_ =
+        call("POST", "/api/v1/devices/" + device_a_ + "/packets", key_a_,
+             json::object{{"packet", json::object{{"payload_encoding", "utf8"}, {"payload", "secret-payload"}}}})
+            .id();
 
     const auto b = make_mandate("Attacker", json::array{"api_packets_writeable"});
     key_b_ = make_key(b, "admin");
@@ -41,6 +45,7 @@ class isolation : public api_fixture {
                              "/api/v1/parsers?limit=100"})
       all += call("GET", path, key_a_).text;
     all += call("GET", "/api/v1/devices/" + device_a_ + "/interfaces", key_a_).text;
+    all += call("GET", "/api/v1/devices/" + device_a_ + "/packets/" + packet_a_, key_a_).text;
     return all;
   }
 
@@ -60,6 +65,10 @@ class isolation : public api_fixture {
         seg = interface_a_;
       else if (part == ":instance")
         seg = instance_a_;
+      else if (part == ":parser")
+        seg = parser_a_;
+      else if (part == ":packet")
+        seg = packet_a_;
       else if (part == ":mandate_id")
         seg = mandate_a_;
       else if (part == "by-:selector")
@@ -88,11 +97,12 @@ class isolation : public api_fixture {
   }
 
   std::vector<std::string> secrets() const {
-    return {device_a_, folder_a_, child_a_,        interface_a_, instance_a_,
-            parser_a_, key_a_,    "victim-device", "Secret",     "secret-parser"};
+    return {device_a_, folder_a_,       child_a_, interface_a_,    instance_a_, parser_a_,
+            key_a_,    "victim-device", "Secret", "secret-parser", packet_a_,   "secret-payload"};
   }
 
-  std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, parser_a_, key_b_;
+  std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, parser_a_, packet_a_,
+      key_b_;
 };
 
 TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_changes_nothing) {
@@ -110,7 +120,7 @@ TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_cha
         r.pattern.find(":device") != std::string_view::npos || r.pattern.find(":tag") != std::string_view::npos ||
         r.pattern.find(":interface") != std::string_view::npos ||
         r.pattern.find(":instance") != std::string_view::npos || r.pattern.find(":parser") != std::string_view::npos ||
-        r.pattern.find(":mandate_id") != std::string_view::npos;
+        r.pattern.find(":packet") != std::string_view::npos || r.pattern.find(":mandate_id") != std::string_view::npos;
     if (names_an_object) {
       EXPECT_EQ(res.status, 404) << r.method << " " << path << ": " << res.text;
     }

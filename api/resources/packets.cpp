@@ -1,0 +1,189 @@
+#include "api/resources/packets.hpp"
+
+#include "api/http/input.hpp"
+#include "api/http/pagination.hpp"
+#include "api/resources/devices.hpp"
+#include "api/resources/mandates.hpp"
+#include "core/crypto.hpp"
+#include "core/time.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+api_result<void> require_writeable(request_context& ctx) {
+  auto mandate = find_mandate(ctx.records(), ctx.mandate().str());
+  if (!mandate) return mandate.error();
+  if (!has_feature(*mandate, feature_api_packets_writeable))
+    return forbidden("packet writes need the mandate feature api_packets_writeable");
+  return {};
+}
+
+// Validates payload_encoding + payload into `doc` (binary payloads stored as UPPERCASE hex).
+void read_payload(field_reader& in, const json::object& body, json::object& doc) {
+  auto encoding = in.one_of("payload_encoding", {"json", "binary", "utf8", "none"});
+  if (!in.has("payload_encoding")) in.fail("payload_encoding", "is required");
+  if (!encoding) return;
+  if (!body.contains("payload")) {
+    if (*encoding != "none") in.fail("payload", "is required");
+    doc["payload_encoding"] = *encoding;
+    doc["payload"] = nullptr;
+    return;
+  }
+  const auto& payload = body.at("payload");
+  if (*encoding == "binary") {
+    auto bytes = payload.is_string() ? from_hex(payload.as_string()) : std::nullopt;
+    if (!bytes) return in.fail("payload", "must be a hex string for binary packets");
+    std::string upper = to_hex(*bytes);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    doc["payload"] = upper;
+  } else if (*encoding == "utf8") {
+    if (!payload.is_string()) return in.fail("payload", "must be a string for utf8 packets");
+    doc["payload"] = payload;
+  } else if (*encoding == "json") {
+    doc["payload"] = payload;
+  } else if (!payload.is_null()) {
+    return in.fail("payload", "must be null for packets without payload");
+  } else {
+    doc["payload"] = nullptr;
+  }
+  doc["payload_encoding"] = *encoding;
+}
+
+// Everything but the payload: interface, type, meta, time and flags.
+api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, const json::object& body,
+                                      json::object& doc, const json::object& device, micros default_time) {
+  if (in.has("interface_id")) {
+    auto iface = in.nullable_uuid("interface_id");
+    if (iface && !iface->is_nil()) {
+      auto found = checked(ctx.records().get(
+          {record_kind::interface, ctx.mandate(), *iface, *uuid::parse(device.at("id").as_string())}));
+      if (!found) return found.error();
+      if (!*found) in.fail("interface_id", "is not an interface of this device");
+      doc["interface_id"] = iface->str();
+    } else if (iface) {
+      doc["interface_id"] = nullptr;
+    }
+  }
+  if (in.has("packet_type")) {
+    auto type = in.string("packet_type", 64);
+    doc["packet_type"] = type ? json::value(*type) : json::value(nullptr);
+  }
+  if (auto meta = in.object("meta")) doc["meta"] = *meta;
+  for (const char* flag : {"skip_parsers", "skip_rules", "is_meta"}) {
+    if (auto b = in.boolean(flag)) doc[flag] = *b;
+  }
+  micros t = default_time;
+  if (in.has("transceived_at") && !in.is_null("transceived_at")) {
+    const auto& raw = body.at("transceived_at");
+    auto parsed = raw.is_string() ? parse_timestamp(raw.as_string()) : std::nullopt;
+    if (!parsed) {
+      in.fail("transceived_at", "must be an ISO 8601 timestamp");
+    } else {
+      t = *parsed;
+    }
+  }
+  doc["transceived_at"] = format_iso(t);
+  if (!in.ok()) return in.error();
+  return t;
+}
+
+api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device) {
+  auto id = uuid::parse(ctx.param("packet"));
+  if (!id) return not_found("packet");
+  auto found = checked(ctx.app.packets.find(ctx.mandate(), *id));
+  if (!found) return found.error();
+  if (!*found || (*found)->doc.at("device_id") != device.at("id")) return not_found("packet");
+  return std::move(**found);
+}
+
+}  // namespace
+
+http_response show_packet(request_context& ctx) {
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  auto packet = load_packet(ctx, *device);
+  if (!packet) return error_response(packet.error());
+  return single_response(packet->doc);
+}
+
+http_response create_packet(request_context& ctx) {
+  if (auto w = require_writeable(ctx); !w) return error_response(w.error());
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  auto body = parse_wrapped_body(ctx.request.body, "packet");
+  if (!body) return error_response(body.error());
+  const micros now = now_micros();
+  json::object doc{{"id", nullptr},          {"device_id", device->at("id")}, {"interface_id", nullptr},
+                   {"packet_type", nullptr}, {"payload_encoding", nullptr},   {"payload", nullptr},
+                   {"meta", json::object{}}, {"transceived_at", nullptr},     {"inserted_at", format_iso(now)},
+                   {"skip_parsers", false},  {"skip_rules", false},           {"is_meta", false},
+                   {"driver", nullptr}};
+  field_reader in(*body);
+  uuid id = uuid::random();
+  if (in.has("id")) {
+    auto given = in.nullable_uuid("id");
+    if (given && !given->is_nil()) id = *given;
+  }
+  read_payload(in, *body, doc);
+  auto t = read_packet_fields(ctx, in, *body, doc, *device, now);
+  if (!t) return error_response(t.error());
+  doc["id"] = id.str();
+
+  auto lock = ctx.records().writer();  // the duplicate check and the write must not interleave
+  auto existing = checked(ctx.app.packets.find(ctx.mandate(), id));
+  if (!existing) return error_response(existing.error());
+  if (*existing) return error_response(conflict("a packet with id " + id.str() + " already exists"));
+  auto batch = ctx.app.packets.batch();
+  ctx.app.packets.put(batch, ctx.mandate(), id, {*uuid::parse(device->at("id").as_string()), *t}, doc);
+  // Answered only once the packet is durable (synced WAL).
+  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  return single_response(doc);
+}
+
+http_response update_packet(request_context& ctx) {
+  if (auto w = require_writeable(ctx); !w) return error_response(w.error());
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  auto body = parse_wrapped_body(ctx.request.body, "packet");
+  if (!body) return error_response(body.error());
+  auto lock = ctx.records().writer();
+  auto packet = load_packet(ctx, *device);
+  if (!packet) return error_response(packet.error());
+  json::object doc = packet->doc;
+  field_reader in(*body);
+  if (in.has("id") &&
+      !(body->at("id").is_string() && uuid::parse(body->at("id").as_string()) == uuid::parse(doc.at("id").as_string())))
+    in.fail("id", "cannot be changed");
+  if (in.has("payload_encoding") || in.has("payload")) read_payload(in, *body, doc);
+  auto t = read_packet_fields(ctx, in, *body, doc, *device, packet->at.transceived_at);
+  if (!t) return error_response(t.error());
+  // Never re-parsed; id, inserted_at and device stay. A new transceived_at moves the key.
+  const uuid id = *uuid::parse(doc.at("id").as_string());
+  auto batch = ctx.app.packets.batch();
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->at);
+  ctx.app.packets.put(batch, ctx.mandate(), id, {packet->at.device, *t}, doc);
+  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  return single_response(doc);
+}
+
+http_response delete_packet(request_context& ctx) {
+  if (auto w = require_writeable(ctx); !w) return error_response(w.error());
+  auto remove_readings = boolean_param(ctx.query, "remove_readings", false);
+  if (!remove_readings) return error_response(remove_readings.error());
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  auto lock = ctx.records().writer();
+  auto packet = load_packet(ctx, *device);
+  if (!packet) return error_response(packet.error());
+  auto batch = ctx.app.packets.batch();
+  ctx.app.packets.erase(batch, ctx.mandate(), *uuid::parse(packet->doc.at("id").as_string()), packet->at);
+  // remove_readings: readings are not stored yet (parsing arrives with issue 4); nothing to remove.
+  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  return single_response(packet->doc);
+}
+
+}  // namespace fl::api

@@ -1,0 +1,12 @@
+#pragma once
+// Packets of a device: create, update, delete (mandate feature api_packets_writeable) and show.
+#include "api/context.hpp"
+
+namespace fl::api {
+
+http_response show_packet(request_context& ctx);
+http_response create_packet(request_context& ctx);
+http_response update_packet(request_context& ctx);
+http_response delete_packet(request_context& ctx);
+
+}  // namespace fl::api

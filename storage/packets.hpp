@@ -1,0 +1,42 @@
+#pragma once
+// Packets: JSON documents in the `packets` family, keyed so a device's packets iterate in
+// transceived_at order: mandate(16) | device(16) | transceived_at(8, big-endian) | packet id(16).
+// An index entry (`index` family: mandate | packet_index | packet id -> device | time) finds a packet
+// by id. A packet and its index entry are always written in one batch.
+#include <boost/json/object.hpp>
+#include <optional>
+
+#include "core/ids.hpp"
+#include "core/time.hpp"
+#include "storage/database.hpp"
+
+namespace fl::storage {
+
+struct packet_location {
+  uuid device;
+  micros transceived_at = 0;
+};
+
+struct stored_packet {
+  packet_location at;
+  boost::json::object doc;
+};
+
+class packets {
+ public:
+  explicit packets(database& db) : db_(db) {}
+
+  [[nodiscard]] result<std::optional<stored_packet>> find(const uuid& mandate, const uuid& id) const;
+  void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+           const boost::json::object& doc) const;
+  void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
+  // A device's packets, oldest first (for tests and, later, parsing and lists).
+  [[nodiscard]] result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device) const;
+  [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
+  [[nodiscard]] write_batch batch() const { return db_.batch(); }
+
+ private:
+  database& db_;
+};
+
+}  // namespace fl::storage

@@ -1,0 +1,111 @@
+// Packet writes through the API (feature api_packets_writeable) and showing one packet.
+#include "support/api_fixture.hpp"
+
+namespace fl::testing {
+
+class packets : public api_fixture {
+ protected:
+  void SetUp() override {
+    api_fixture::SetUp();
+    mandate_ = make_mandate("M", json::array{"api_packets_writeable"});
+    key_ = make_key(mandate_, "admin");
+    device_ = make_device(key_, "meter", make_folder(key_, "F"));
+    base_ = "/api/v1/devices/" + device_ + "/packets";
+  }
+  reply create(const json::object& packet) const { return call("POST", base_, key_, json::object{{"packet", packet}}); }
+  std::string mandate_, key_, device_, base_;
+};
+
+TEST_F(packets, writes_need_the_mandate_feature) {
+  const auto other = make_mandate("Plain");
+  const auto key = make_key(other, "admin");
+  const auto device = make_device(key, "d", make_folder(key, "F"));
+  auto r = call("POST", "/api/v1/devices/" + device + "/packets", key,
+                json::object{{"packet", json::object{{"payload_encoding", "none"}}}});
+  EXPECT_EQ(r.status, 403);
+}
+
+TEST_F(packets, every_encoding_is_validated_and_binary_is_uppercase_hex) {
+  auto bin = create({{"payload_encoding", "binary"}, {"payload", "0a1b"}, {"meta", json::object{{"frame_port", 2}}}});
+  ASSERT_EQ(bin.status, 200) << bin.text;
+  EXPECT_EQ(bin.data().at("payload"), "0A1B");
+  EXPECT_EQ(bin.data().at("device_id"), device_);
+  EXPECT_TRUE(bin.data().at("driver").is_null());
+  EXPECT_EQ(create({{"payload_encoding", "json"}, {"payload", json::object{{"t", 1.5}}}}).data().at("payload").at("t"),
+            1.5);
+  EXPECT_EQ(create({{"payload_encoding", "utf8"}, {"payload", "hello"}}).data().at("payload"), "hello");
+  EXPECT_TRUE(create({{"payload_encoding", "none"}}).data().at("payload").is_null());
+  for (const auto& bad :
+       {json::object{{"payload", "00"}}, json::object{{"payload_encoding", "binary"}, {"payload", "0G"}},
+        json::object{{"payload_encoding", "binary"}, {"payload", "ABC"}},
+        json::object{{"payload_encoding", "utf8"}, {"payload", 5}},
+        json::object{{"payload_encoding", "none"}, {"payload", "x"}},
+        json::object{{"payload_encoding", "morse"}, {"payload", "..."}},
+        json::object{{"payload_encoding", "none"}, {"transceived_at", "noon"}},
+        json::object{{"payload_encoding", "none"}, {"skip_parsers", "yes"}}}) {
+    EXPECT_EQ(create(bad).status, 422) << json::serialize(bad);
+  }
+}
+
+TEST_F(packets, caller_chosen_ids_are_unique) {
+  const std::string id = uuid::random().str();
+  EXPECT_EQ(create({{"id", id}, {"payload_encoding", "none"}}).id(), id);
+  EXPECT_EQ(create({{"id", id}, {"payload_encoding", "none"}}).status, 409);
+}
+
+TEST_F(packets, interface_must_belong_to_the_device) {
+  const auto instance = make_driver_instance(mandate_);
+  auto own = call("POST", "/api/v1/devices/" + device_ + "/interfaces", key_,
+                  json::object{{"interface", json::object{{"driver_instance_id", instance}}}});
+  const auto other_device = make_device(key_, "other", make_folder(key_, "G"));
+  auto foreign = call("POST", "/api/v1/devices/" + other_device + "/interfaces", key_,
+                      json::object{{"interface", json::object{{"driver_instance_id", instance}}}});
+  EXPECT_EQ(create({{"payload_encoding", "none"}, {"interface_id", own.id()}}).status, 200);
+  EXPECT_EQ(create({{"payload_encoding", "none"}, {"interface_id", foreign.id()}}).status, 422);
+}
+
+TEST_F(packets, transceived_at_defaults_to_now_and_update_never_changes_identity) {
+  auto created = create({{"payload_encoding", "utf8"}, {"payload", "a"}, {"skip_parsers", true}});
+  ASSERT_EQ(created.status, 200);
+  EXPECT_EQ(created.data().at("transceived_at").as_string().size(), 27u);
+  EXPECT_EQ(created.data().at("skip_parsers"), true);
+  const std::string path = base_ + "/" + created.id();
+  auto updated = call("PUT", path, key_,
+                      json::object{{"packet", json::object{{"payload_encoding", "utf8"},
+                                                           {"payload", "b"},
+                                                           {"transceived_at", "2024-01-01T00:00:00Z"}}}});
+  ASSERT_EQ(updated.status, 200) << updated.text;
+  EXPECT_EQ(updated.data().at("payload"), "b");
+  EXPECT_EQ(updated.data().at("transceived_at"), "2024-01-01T00:00:00.000000Z");
+  EXPECT_EQ(updated.data().at("inserted_at"), created.data().at("inserted_at"));
+  EXPECT_EQ(call("PUT", path, key_, json::object{{"packet", json::object{{"id", uuid::random().str()}}}}).status, 422);
+  EXPECT_EQ(call("GET", path, key_).data().at("payload"), "b");
+}
+
+TEST_F(packets, delete_answers_the_packet_and_it_is_gone) {
+  auto created = create({{"payload_encoding", "none"}});
+  const std::string path = base_ + "/" + created.id();
+  auto deleted = call("DELETE", path + "?remove_readings=true", key_);
+  ASSERT_EQ(deleted.status, 200);
+  EXPECT_EQ(deleted.id(), created.id());
+  EXPECT_EQ(call("GET", path, key_).status, 404);
+  EXPECT_EQ(call("DELETE", path + "?remove_readings=maybe", key_).status, 400);
+}
+
+TEST_F(packets, an_answered_packet_survives_a_restart) {
+  auto created = create({{"payload_encoding", "binary"}, {"payload", "FF"}});
+  open();
+  EXPECT_EQ(call("GET", base_ + "/" + created.id(), key_).data().at("payload"), "FF");
+}
+
+TEST_F(packets, a_deleted_device_takes_its_packets_along) {
+  auto created = create({{"payload_encoding", "none"}});
+  EXPECT_EQ(call("DELETE", "/api/v1/devices/" + device_, key_).status, 200);
+  // The id is free again: its index entry points at nothing.
+  const auto device = make_device(key_, "again", make_folder(key_, "H"));
+  auto again = call("POST", "/api/v1/devices/" + device + "/packets", key_,
+                    json::object{{"packet", json::object{{"id", created.id()}, {"payload_encoding", "none"}}}});
+  EXPECT_EQ(again.status, 200) << again.text;
+}
+
+}  // namespace fl::testing
