@@ -40,6 +40,7 @@ constexpr route api_table[] = {
     {"PUT", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
+    {"GET", "devices/:device/packets", access::mandate_read, list_device_packets},
     {"POST", "devices/:device/packets", access::mandate_write, create_packet},
     {"GET", "devices/:device/packets/:packet", access::mandate_read, show_packet},
     {"PUT", "devices/:device/packets/:packet", access::mandate_write, update_packet},

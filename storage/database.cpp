@@ -168,6 +168,11 @@ result<void> database::write(write_batch& batch, durability d) {
 }
 
 result<void> database::scan(family f, std::string_view prefix, const visitor& visit, direction dir) const {
+  return scan_from(f, prefix, {}, visit, dir);
+}
+
+result<void> database::scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
+                                 direction dir) const {
   rocksdb::ReadOptions read_options;
   const std::string upper = prefix_successor(prefix);
   rocksdb::Slice upper_slice(upper);
@@ -177,11 +182,13 @@ result<void> database::scan(family f, std::string_view prefix, const visitor& vi
   read_options.total_order_seek = true;
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(read_options, impl_->handle(f)));
   if (dir == direction::forward) {
-    for (it->Seek(slice(prefix)); it->Valid(); it->Next()) {
+    for (it->Seek(slice(start.empty() ? prefix : start)); it->Valid(); it->Next()) {
       if (!visit(it->key().ToStringView(), it->value().ToStringView())) break;
     }
   } else {
-    if (upper.empty()) {
+    if (!start.empty()) {
+      it->SeekForPrev(slice(start));
+    } else if (upper.empty()) {
       it->SeekToLast();
     } else {
       it->SeekForPrev(upper_slice);

@@ -65,6 +65,10 @@ class database {
   using visitor = std::function<bool(std::string_view key, std::string_view value)>;
   [[nodiscard]] result<void> scan(family f, std::string_view prefix, const visitor& visit,
                                   direction dir = direction::forward) const;
+  // The same, starting at `start` (inclusive; for backward scans the last key <= start) instead of
+  // at the prefix's first (or last) key. `start` must itself begin with `prefix`.
+  [[nodiscard]] result<void> scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
+                                       direction dir) const;
 
  private:
   struct impl;

@@ -5,6 +5,9 @@
 // by id. A packet and its index entry are always written in one batch.
 #include <boost/json/object.hpp>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/ids.hpp"
 #include "core/time.hpp"
@@ -32,6 +35,19 @@ class packets {
   void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
   // A device's packets, oldest first (for tests and, later, parsing and lists).
   [[nodiscard]] result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device) const;
+
+  struct page_query {
+    bool descending = true;
+    std::optional<std::pair<packet_location, uuid>> after;  // resume strictly after this packet
+    std::optional<micros> from;                             // transceived_at > from
+    std::optional<micros> until;                            // transceived_at < until
+    std::optional<std::string> packet_type;
+    std::size_t limit = 10;  // returns up to limit + 1 so the caller knows whether more follow
+  };
+  // One page of a device's packets in transceived_at order, read straight off the key order: the
+  // scan starts at the bound or the resume point and stops after limit + 1 matches.
+  [[nodiscard]] result<std::vector<boost::json::object>> page(const uuid& mandate, const uuid& device,
+                                                              const page_query& q) const;
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
 

@@ -102,6 +102,40 @@ api_result<storage::stored_packet> load_packet(request_context& ctx, const json:
 
 }  // namespace
 
+http_response list_device_packets(request_context& ctx) {
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  // `sort` is accepted (clients send it) but packets are always in transceived_at order.
+  auto page_req = parse_page_request(ctx.query, {"transceived_at", "inserted_at", "measured_at"}, "transceived_at");
+  if (!page_req) return error_response(page_req.error());
+  if (ctx.query.has("filter"))
+    return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  const uuid device_id = *uuid::parse(device->at("id").as_string());
+  storage::packets::page_query q;
+  q.descending = page_req->descending;
+  q.limit = page_req->limit;
+  q.from = page_req->after;
+  q.until = page_req->before;
+  if (const std::string* type = ctx.query.find("packet_type")) q.packet_type = *type;
+  if (page_req->retrieve_after) {
+    auto anchor = checked(ctx.app.packets.find(ctx.mandate(), *page_req->retrieve_after));
+    if (!anchor) return error_response(anchor.error());
+    if (!*anchor || (*anchor)->at.device != device_id)
+      return error_response(bad_request("retrieve_after names no packet of this device"));
+    q.after = std::pair{(*anchor)->at, *page_req->retrieve_after};
+  }
+  auto docs = checked(ctx.app.packets.page(ctx.mandate(), device_id, q));
+  if (!docs) return error_response(docs.error());
+  std::optional<std::string> next;
+  if (docs->size() > q.limit) {
+    docs->resize(q.limit);
+    next = std::string(docs->back().at("id").as_string());
+  }
+  json::array items;
+  for (auto& d : *docs) items.emplace_back(std::move(d));
+  return list_response(items, next);
+}
+
 http_response show_packet(request_context& ctx) {
   auto device = find_device(ctx, ctx.param("device"));
   if (!device) return error_response(device.error());

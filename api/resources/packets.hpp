@@ -4,6 +4,8 @@
 
 namespace fl::api {
 
+// GET /devices/:device/packets: sort fixed to transceived_at (newest first unless asc).
+http_response list_device_packets(request_context& ctx);
 http_response show_packet(request_context& ctx);
 http_response create_packet(request_context& ctx);
 http_response update_packet(request_context& ctx);

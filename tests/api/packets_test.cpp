@@ -109,3 +109,50 @@ TEST_F(packets, a_deleted_device_takes_its_packets_along) {
 }
 
 }  // namespace fl::testing
+
+namespace fl::testing {
+
+class packet_lists : public packets {
+ protected:
+  void SetUp() override {
+    packets::SetUp();
+    for (int i = 0; i < 25; ++i) {
+      const std::string t = "2024-01-01T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i) + "Z";
+      ids_.push_back(
+          create({{"payload_encoding", "none"}, {"transceived_at", t}, {"packet_type", i % 2 ? "up" : "down"}}).id());
+    }
+  }
+  std::vector<std::string> ids(const reply& r) const {
+    std::vector<std::string> out;
+    for (const auto& p : r.data().as_array()) out.emplace_back(p.at("id").as_string());
+    return out;
+  }
+  std::vector<std::string> ids_;  // oldest first
+};
+
+TEST_F(packet_lists, newest_first_by_transceived_at_and_pages_cover_everything_once) {
+  std::vector<std::string> seen;
+  std::string next;
+  do {
+    auto r = call("GET", base_ + "?limit=7" + (next.empty() ? "" : "&retrieve_after=" + next), key_);
+    ASSERT_EQ(r.status, 200) << r.text;
+    for (auto& id : ids(r)) seen.push_back(id);
+    next = r.has_next() ? std::string(r.envelope().at("retrieve_after_id").as_string()) : "";
+  } while (!next.empty());
+  EXPECT_EQ(seen, std::vector<std::string>(ids_.rbegin(), ids_.rend()));
+}
+
+TEST_F(packet_lists, ascending_time_bounds_and_packet_type) {
+  auto asc = call("GET", base_ + "?sort_direction=asc&limit=3", key_);
+  EXPECT_EQ(ids(asc), (std::vector<std::string>{ids_[0], ids_[1], ids_[2]}));
+  auto window = call("GET", base_ + "?limit=100&after=2024-01-01T00:00:05Z&before=2024-01-01T00:00:09Z", key_);
+  EXPECT_EQ(ids(window), (std::vector<std::string>{ids_[8], ids_[7], ids_[6]}));
+  auto up = call("GET", base_ + "?limit=100&packet_type=up", key_);
+  EXPECT_EQ(ids(up).size(), 12u);
+  EXPECT_EQ(call("GET", base_ + "?retrieve_after=" + uuid::random().str(), key_).status, 400);
+  auto last = call("GET", base_ + "?retrieve_after=" + ids_.front(), key_);
+  EXPECT_EQ(last.data().as_array().size(), 0u);
+  EXPECT_FALSE(last.has_next());
+}
+
+}  // namespace fl::testing
