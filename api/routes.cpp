@@ -26,10 +26,12 @@ constexpr route api_table[] = {
     {"PATCH", "tags/:tag", access::mandate_write, edit_folder},
     {"DELETE", "tags/:tag", access::mandate_write, delete_folder},
     {"GET", "tags/:tag/devices", access::mandate_read, list_folder_devices},
+    {"GET", "tags/:tag/packets", access::mandate_read, list_folder_packets},
 
     {"GET", "devices", access::mandate_read, list_devices},
     {"POST", "devices", access::mandate_write, create_device},
     {"GET", "devices/by-:selector/:identifier", access::mandate_read, list_devices},
+    {"GET", "devices/by-:selector/:identifier/packets", access::mandate_read, list_selector_packets},
     {"GET", "devices/:device", access::mandate_read, show_device},
     {"PUT", "devices/:device", access::mandate_write, edit_device},
     {"PATCH", "devices/:device", access::mandate_write, edit_device},

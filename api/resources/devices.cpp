@@ -272,6 +272,36 @@ api_result<json::object> find_device(request_context& ctx, std::string_view id_o
   return std::move(**doc);
 }
 
+api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
+                                             const std::string& identifier) {
+  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  if (!renderer) return renderer.error();
+  auto match = device_selector(*renderer, type, identifier);
+  if (!match) return match.error();
+  auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+  if (!docs) return docs.error();
+  std::vector<uuid> ids;
+  for (const auto& d : *docs)
+    if ((*match)(d)) ids.push_back(id_of(d));
+  return ids;
+}
+
+api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_view folder) {
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return tree.error();
+  auto id = tree->resolve(folder);
+  if (!id) return id.error();
+  auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+  if (!docs) return docs.error();
+  const json::value wanted(id->str());
+  std::vector<uuid> ids;
+  for (const auto& d : *docs) {
+    const auto& tags = d.at("tag_ids").as_array();
+    if (std::find(tags.begin(), tags.end(), wanted) != tags.end()) ids.push_back(id_of(d));
+  }
+  return ids;
+}
+
 http_response list_devices(request_context& ctx) {
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
   if (!renderer) return error_response(renderer.error());

@@ -8,6 +8,11 @@ namespace fl::api {
 // 404 unless `id_or_slug` names a device of the caller's mandate; returns the stored record.
 [[nodiscard]] api_result<boost::json::object> find_device(request_context& ctx, std::string_view id_or_slug);
 
+// Ids of the devices a `by-<type>/<identifier>` selector or a folder (id or slug) names.
+[[nodiscard]] api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
+                                                           const std::string& identifier);
+[[nodiscard]] api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_view folder);
+
 http_response list_devices(request_context& ctx);
 http_response list_folder_devices(request_context& ctx);
 http_response show_device(request_context& ctx);

@@ -1,5 +1,8 @@
 #include "api/resources/packets.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
@@ -102,38 +105,81 @@ api_result<storage::stored_packet> load_packet(request_context& ctx, const json:
 
 }  // namespace
 
-http_response list_device_packets(request_context& ctx) {
-  auto device = find_device(ctx, ctx.param("device"));
-  if (!device) return error_response(device.error());
+namespace {
+
+// One page of the packets of `devices`, merged in (transceived_at, id) order. Each device contributes
+// at most limit + 1 packets read straight off its key order, so a page costs O(devices x limit).
+http_response packets_page(request_context& ctx, const std::vector<uuid>& devices) {
   // `sort` is accepted (clients send it) but packets are always in transceived_at order.
   auto page_req = parse_page_request(ctx.query, {"transceived_at", "inserted_at", "measured_at"}, "transceived_at");
   if (!page_req) return error_response(page_req.error());
   if (ctx.query.has("filter"))
     return error_response(invalid("filter", "expressions are not supported by this server yet"));
-  const uuid device_id = *uuid::parse(device->at("id").as_string());
   storage::packets::page_query q;
   q.descending = page_req->descending;
   q.limit = page_req->limit;
   q.from = page_req->after;
   q.until = page_req->before;
   if (const std::string* type = ctx.query.find("packet_type")) q.packet_type = *type;
+  std::optional<std::pair<micros, std::string>> anchor;
   if (page_req->retrieve_after) {
-    auto anchor = checked(ctx.app.packets.find(ctx.mandate(), *page_req->retrieve_after));
-    if (!anchor) return error_response(anchor.error());
-    if (!*anchor || (*anchor)->at.device != device_id)
-      return error_response(bad_request("retrieve_after names no packet of this device"));
-    q.after = std::pair{(*anchor)->at, *page_req->retrieve_after};
+    auto found = checked(ctx.app.packets.find(ctx.mandate(), *page_req->retrieve_after));
+    if (!found) return error_response(found.error());
+    if (!*found || std::find(devices.begin(), devices.end(), (*found)->at.device) == devices.end())
+      return error_response(bad_request("retrieve_after names no packet of this list"));
+    anchor = std::pair{(*found)->at.transceived_at, page_req->retrieve_after->str()};
   }
-  auto docs = checked(ctx.app.packets.page(ctx.mandate(), device_id, q));
-  if (!docs) return error_response(docs.error());
+  struct entry {
+    micros t;
+    std::string id;
+    json::object doc;
+  };
+  std::vector<entry> merged;
+  for (const auto& device : devices) {
+    auto dq = q;
+    if (anchor) dq.after = std::pair{storage::packet_location{device, anchor->first}, *uuid::parse(anchor->second)};
+    auto docs = checked(ctx.app.packets.page(ctx.mandate(), device, dq));
+    if (!docs) return error_response(docs.error());
+    for (auto& d : *docs) {
+      const micros t = parse_timestamp(d.at("transceived_at").as_string()).value_or(0);
+      std::string id(d.at("id").as_string());
+      // Ties across devices: strictly after the anchor in (time, id) order.
+      if (anchor && t == anchor->first && (q.descending ? id >= anchor->second : id <= anchor->second)) continue;
+      merged.push_back({t, std::move(id), std::move(d)});
+    }
+  }
+  std::sort(merged.begin(), merged.end(), [&](const entry& a, const entry& b) {
+    const auto ka = std::tie(a.t, a.id), kb = std::tie(b.t, b.id);
+    return q.descending ? ka > kb : ka < kb;
+  });
   std::optional<std::string> next;
-  if (docs->size() > q.limit) {
-    docs->resize(q.limit);
-    next = std::string(docs->back().at("id").as_string());
+  if (merged.size() > q.limit) {
+    merged.resize(q.limit);
+    next = merged.back().id;
   }
   json::array items;
-  for (auto& d : *docs) items.emplace_back(std::move(d));
+  for (auto& e : merged) items.emplace_back(std::move(e.doc));
   return list_response(items, next);
+}
+
+}  // namespace
+
+http_response list_device_packets(request_context& ctx) {
+  auto device = find_device(ctx, ctx.param("device"));
+  if (!device) return error_response(device.error());
+  return packets_page(ctx, {*uuid::parse(device->at("id").as_string())});
+}
+
+http_response list_selector_packets(request_context& ctx) {
+  auto devices = select_devices(ctx, ctx.param("selector"), ctx.param("identifier"));
+  if (!devices) return error_response(devices.error());
+  return packets_page(ctx, *devices);
+}
+
+http_response list_folder_packets(request_context& ctx) {
+  auto devices = folder_devices(ctx, ctx.param("tag"));
+  if (!devices) return error_response(devices.error());
+  return packets_page(ctx, *devices);
 }
 
 http_response show_packet(request_context& ctx) {

@@ -1,6 +1,8 @@
 // Packet writes through the API (feature api_packets_writeable) and showing one packet.
 #include "support/api_fixture.hpp"
 
+#include <algorithm>
+
 namespace fl::testing {
 
 class packets : public api_fixture {
@@ -153,6 +155,55 @@ TEST_F(packet_lists, ascending_time_bounds_and_packet_type) {
   auto last = call("GET", base_ + "?retrieve_after=" + ids_.front(), key_);
   EXPECT_EQ(last.data().as_array().size(), 0u);
   EXPECT_FALSE(last.has_next());
+}
+
+}  // namespace fl::testing
+
+namespace fl::testing {
+
+TEST_F(packets, folder_and_selector_lists_merge_their_devices_in_time_order) {
+  const auto folder = make_folder(key_, "Site");
+  const auto instance = make_driver_instance(mandate_);
+  std::vector<std::string> devices;
+  for (const char* name : {"a", "b"}) {
+    auto d = call(
+        "POST", "/api/v1/devices", key_,
+        json::object{{"device", json::object{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}}}});
+    devices.push_back(d.id());
+    call("POST", "/api/v1/devices/" + d.id() + "/interfaces", key_,
+         json::object{{"interface", json::object{{"driver_instance_id", instance},
+                                                 {"opts", json::object{{"device_address", "ABCD"}}}}}});
+  }
+  // Interleaved times, with a tie at :05 across devices.
+  std::vector<std::pair<std::string, std::string>> expected;  // (time, id), filled newest first below
+  for (int i = 0; i < 12; ++i) {
+    const std::string t = "2024-01-01T00:00:" + std::string(i < 10 ? "0" : "") + std::to_string(i == 6 ? 5 : i) + "Z";
+    auto r = call("POST", "/api/v1/devices/" + devices[i % 2] + "/packets", key_,
+                  json::object{{"packet", json::object{{"payload_encoding", "none"}, {"transceived_at", t}}}});
+    ASSERT_EQ(r.status, 200) << r.text;
+    expected.emplace_back(t, r.id());
+  }
+  std::sort(expected.begin(), expected.end(), std::greater<>());
+  for (const std::string& base :
+       {"/api/v1/tags/" + folder + "/packets", std::string("/api/v1/devices/by-address/abcd/packets")}) {
+    std::vector<std::string> seen;
+    std::string next;
+    do {
+      auto r = call("GET", base + "?limit=5" + (next.empty() ? "" : "&retrieve_after=" + next), key_);
+      ASSERT_EQ(r.status, 200) << r.text;
+      for (const auto& p : r.data().as_array()) seen.emplace_back(p.at("id").as_string());
+      next = r.has_next() ? std::string(r.envelope().at("retrieve_after_id").as_string()) : "";
+    } while (!next.empty());
+    std::vector<std::string> want;
+    for (const auto& [t, id] : expected) want.push_back(id);
+    EXPECT_EQ(seen, want) << base;
+  }
+  // A packet of a device outside the list cannot be the anchor.
+  EXPECT_EQ(
+      call("GET", "/api/v1/tags/" + folder + "/packets?retrieve_after=" + create({{"payload_encoding", "none"}}).id(),
+           key_)
+          .status,
+      400);
 }
 
 }  // namespace fl::testing
