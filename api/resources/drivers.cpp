@@ -72,12 +72,6 @@ api_result<json::object> load_instance(storage::records& records, const uuid& ma
   return std::move(**doc);
 }
 
-api_result<uuid> admin_mandate(request_context& ctx) {
-  auto mandate = find_mandate(ctx.records(), ctx.param("mandate_id"));
-  if (!mandate) return mandate.error();
-  return *uuid::parse(mandate->at("id").as_string());
-}
-
 }  // namespace
 
 http_response list_drivers(request_context&) {
@@ -107,7 +101,7 @@ http_response show_driver_instance(request_context& ctx) {
 }
 
 http_response admin_list_driver_instances(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at", "name"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
@@ -120,7 +114,7 @@ http_response admin_list_driver_instances(request_context& ctx) {
 }
 
 http_response admin_create_driver_instance(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto body = parse_wrapped_body(ctx.request.body, "driver_instance");
   if (!body) return error_response(body.error());
@@ -137,7 +131,7 @@ http_response admin_create_driver_instance(request_context& ctx) {
 }
 
 http_response admin_show_driver_instance(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));
   if (!doc) return error_response(doc.error());
@@ -145,7 +139,7 @@ http_response admin_show_driver_instance(request_context& ctx) {
 }
 
 http_response admin_edit_driver_instance(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto body = parse_wrapped_body(ctx.request.body, "driver_instance");
   if (!body) return error_response(body.error());
@@ -161,7 +155,7 @@ http_response admin_edit_driver_instance(request_context& ctx) {
 }
 
 http_response admin_delete_driver_instance(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto lock = ctx.records().writer();
   auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));

@@ -82,6 +82,12 @@ api_result<json::object> find_mandate(storage::records& records, std::string_vie
   return std::move(**doc);
 }
 
+api_result<uuid> path_mandate(request_context& ctx) {
+  auto mandate = find_mandate(ctx.records(), ctx.param("mandate_id"));
+  if (!mandate) return mandate.error();
+  return *uuid::parse(mandate->at("id").as_string());
+}
+
 bool has_feature(const json::object& mandate, std::string_view feature) {
   const auto* features = mandate.if_contains("features");
   if (!features || !features->is_array()) return false;

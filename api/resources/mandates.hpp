@@ -11,6 +11,8 @@ inline constexpr std::string_view feature_api_packets_writeable = "api_packets_w
 
 // 404 unless `id_text` names an existing mandate.
 [[nodiscard]] api_result<boost::json::object> find_mandate(storage::records& records, std::string_view id_text);
+// The id of the mandate named by the route's :mandate_id; 404 unless it exists.
+[[nodiscard]] api_result<uuid> path_mandate(request_context& ctx);
 [[nodiscard]] bool has_feature(const boost::json::object& mandate, std::string_view feature);
 
 http_response admin_list_mandates(request_context& ctx);

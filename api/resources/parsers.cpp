@@ -16,12 +16,6 @@ namespace {
 
 constexpr std::size_t max_code_bytes = 262'144;  // the runtime refuses larger sources too
 
-api_result<uuid> admin_mandate(request_context& ctx) {
-  auto mandate = find_mandate(ctx.records(), ctx.param("mandate_id"));
-  if (!mandate) return mandate.error();
-  return *uuid::parse(mandate->at("id").as_string());
-}
-
 api_result<json::object> load_parser(storage::records& records, const uuid& mandate, std::string_view id_text) {
   auto id = uuid::parse(id_text);
   if (!id) return not_found("parser");
@@ -87,13 +81,13 @@ http_response show_parser(request_context& ctx) {
 }
 
 http_response admin_list_parsers(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   return parser_list_response(ctx, *mandate);
 }
 
 http_response admin_create_parser(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto body = parse_wrapped_body(ctx.request.body, "parser");
   if (!body) return error_response(body.error());
@@ -110,7 +104,7 @@ http_response admin_create_parser(request_context& ctx) {
 }
 
 http_response admin_show_parser(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto doc = load_parser(ctx.records(), *mandate, ctx.param("parser"));
   if (!doc) return error_response(doc.error());
@@ -118,7 +112,7 @@ http_response admin_show_parser(request_context& ctx) {
 }
 
 http_response admin_edit_parser(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto body = parse_wrapped_body(ctx.request.body, "parser");
   if (!body) return error_response(body.error());
@@ -139,7 +133,7 @@ http_response admin_edit_parser(request_context& ctx) {
 }
 
 http_response admin_delete_parser(request_context& ctx) {
-  auto mandate = admin_mandate(ctx);
+  auto mandate = path_mandate(ctx);
   if (!mandate) return error_response(mandate.error());
   auto lock = ctx.records().writer();
   auto doc = load_parser(ctx.records(), *mandate, ctx.param("parser"));
