@@ -14,18 +14,27 @@ void rate_limiter::refill(bucket& b, clock::time_point now) const {
   }
 }
 
-void rate_limiter::evict_full_buckets(clock::time_point now) {
+void rate_limiter::make_room(clock::time_point now) {
   for (auto it = buckets_.begin(); it != buckets_.end();) {
     refill(it->second, now);
     it = it->second.tokens >= static_cast<double>(it->second.policy.limit) ? buckets_.erase(it) : std::next(it);
   }
+  if (buckets_.size() < max_buckets_) return;
+  auto oldest = std::min_element(buckets_.begin(), buckets_.end(),
+                                 [](const auto& a, const auto& b) { return a.second.updated < b.second.updated; });
+  if (oldest != buckets_.end()) buckets_.erase(oldest);
+}
+
+std::size_t rate_limiter::size() {
+  std::lock_guard lock(mutex_);
+  return buckets_.size();
 }
 
 rate_decision rate_limiter::take(const uuid& key, const rate_policy& policy, clock::time_point now) {
   std::lock_guard lock(mutex_);
   auto it = buckets_.find(key);
   if (it == buckets_.end()) {
-    if (buckets_.size() >= max_buckets_) evict_full_buckets(now);
+    if (buckets_.size() >= max_buckets_) make_room(now);
     it = buckets_.emplace(key, bucket{static_cast<double>(policy.limit), now, policy}).first;
   }
   bucket& b = it->second;

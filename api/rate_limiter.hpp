@@ -1,7 +1,8 @@
 #pragma once
 // Token buckets per API key (wire-contract.md, Rate limits): a key may make `limit` requests per
-// `window`, refilled continuously. Memory is bounded: when the table grows past its cap, buckets that
-// are full again (idle keys) are dropped, which loses nothing.
+// `window`, refilled continuously. Memory is bounded: at the cap, buckets that are full again (idle
+// keys) are dropped, which loses nothing; if none is, the least recently used bucket is dropped
+// (that key starts over with a full bucket).
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -30,6 +31,8 @@ class rate_limiter {
 
   // Takes one token from the key's bucket if there is one.
   rate_decision take(const uuid& key, const rate_policy& policy, clock::time_point now);
+  // Buckets held now (never more than max_buckets).
+  [[nodiscard]] std::size_t size();
 
  private:
   struct bucket {
@@ -38,7 +41,7 @@ class rate_limiter {
     rate_policy policy;
   };
   void refill(bucket& b, clock::time_point now) const;
-  void evict_full_buckets(clock::time_point now);
+  void make_room(clock::time_point now);
 
   std::mutex mutex_;
   std::map<uuid, bucket> buckets_;

@@ -31,15 +31,25 @@ TEST(rate_limiter, keys_have_separate_buckets) {
   EXPECT_TRUE(limiter.take(b, policy, now).allowed);
 }
 
-TEST(rate_limiter, memory_is_bounded_by_dropping_idle_buckets) {
-  api::rate_limiter limiter(2);
-  const api::rate_policy policy{1, 100};
+TEST(rate_limiter, memory_is_bounded_even_when_no_bucket_is_idle) {
+  api::rate_limiter limiter(3);
+  const api::rate_policy policy{5, 60'000};  // refills slowly: no bucket is full again within the test
   const auto t0 = api::rate_limiter::clock::time_point{} + 1h;
-  const uuid busy = uuid::random();
-  EXPECT_TRUE(limiter.take(busy, policy, t0).allowed);
-  for (int i = 0; i < 50; ++i) limiter.take(uuid::random(), policy, t0 + 1s * i);
-  // The exhausted bucket of `busy` refilled long ago and may have been dropped; either way it works.
-  EXPECT_TRUE(limiter.take(busy, policy, t0 + 100s).allowed);
+  for (int i = 0; i < 50; ++i) limiter.take(uuid::random(), policy, t0 + 1ms * i);
+  EXPECT_LE(limiter.size(), 3u);
+}
+
+TEST(rate_limiter, idle_buckets_are_dropped_first) {
+  api::rate_limiter limiter(2);
+  const api::rate_policy slow{1, 60'000};
+  const auto t0 = api::rate_limiter::clock::time_point{} + 1h;
+  const uuid busy = uuid::random(), idle = uuid::random();
+  EXPECT_TRUE(limiter.take(busy, slow, t0).allowed);
+  EXPECT_FALSE(limiter.take(busy, slow, t0).allowed);
+  limiter.take(idle, {1, 100}, t0);             // refills within 100 ms
+  limiter.take(uuid::random(), slow, t0 + 1s);  // at the cap: the refilled `idle` bucket goes
+  EXPECT_EQ(limiter.size(), 2u);
+  EXPECT_FALSE(limiter.take(busy, slow, t0 + 1s).allowed);  // busy kept its (empty) bucket
 }
 
 class rate_limits : public api_fixture {};
