@@ -45,7 +45,8 @@ api_result<json::object> load_key(request_context& ctx, const std::optional<uuid
 
 api_result<principal> authenticate(storage::records& records, std::string_view secret) {
   if (secret.empty()) return api_error{401, "an API key is required (x-api-key header or auth parameter)"};
-  const auto owner = checked(records.find_key_hash(sha256(secret)));
+  const std::string hash = sha256(secret);  // once per request: this is on every authenticated call
+  const auto owner = checked(records.find_key_hash(hash));
   if (!owner) return owner.error();
   if (!*owner) return api_error{401, "invalid API key"};
   auto doc = checked(records.get({record_kind::api_key, (*owner)->mandate, (*owner)->key_id}));
@@ -54,7 +55,7 @@ api_result<principal> authenticate(storage::records& records, std::string_view s
   // The index and the record are written together; check the record agrees before trusting it.
   const auto* stored_hash = (*doc)->if_contains("hash");
   if (!stored_hash || !stored_hash->is_string() ||
-      !constant_time_equal(from_hex(stored_hash->get_string()).value_or(""), sha256(secret))) {
+      !constant_time_equal(from_hex(stored_hash->get_string()).value_or(""), hash)) {
     return api_error{401, "invalid API key"};
   }
   principal p;
@@ -77,6 +78,7 @@ api_result<principal> authenticate(storage::records& records, std::string_view s
 api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate, const key_spec& spec) {
   const uuid id = uuid::random();
   const std::string secret = std::string(secret_prefix) + random_hex(32);
+  const std::string hash = sha256(secret);
   const std::string now = format_iso(now_micros());
   json::object doc{
       {"id", id.str()},
@@ -87,13 +89,13 @@ api_result<issued_key> issue_key(storage::records& records, const std::optional<
       {"rate_limit", spec.rate_limit ? json::value(*spec.rate_limit) : json::value(nullptr)},
       {"rate_window_ms", spec.rate_window_ms ? json::value(*spec.rate_window_ms) : json::value(nullptr)},
       {"key_prefix", secret.substr(0, 10)},
-      {"hash", to_hex(sha256(secret))},
+      {"hash", to_hex(hash)},
       {"inserted_at", now},
       {"updated_at", now},
   };
   auto batch = records.batch();
   records.put(batch, {record_kind::api_key, mandate.value_or(uuid::nil()), id}, doc);
-  records.put_key_hash(batch, sha256(secret), {mandate.value_or(uuid::nil()), id});
+  records.put_key_hash(batch, hash, {mandate.value_or(uuid::nil()), id});
   auto committed = checked(records.commit(batch));
   if (!committed) return committed.error();
   return issued_key{key_view(std::move(doc)), secret};
