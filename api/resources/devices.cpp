@@ -19,6 +19,12 @@ uuid id_of(const json::object& doc) {
   return *uuid::parse(doc.at("id").as_string());
 }
 
+// Whether a stored device record lists `folder` among its folders.
+bool in_folder(const json::object& device, const uuid& folder) {
+  const auto& tags = device.at("tag_ids").as_array();
+  return std::find(tags.begin(), tags.end(), json::value(folder.str())) != tags.end();
+}
+
 std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out)
@@ -293,12 +299,9 @@ api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_v
   if (!id) return id.error();
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return docs.error();
-  const json::value wanted(id->str());
   std::vector<uuid> ids;
-  for (const auto& d : *docs) {
-    const auto& tags = d.at("tag_ids").as_array();
-    if (std::find(tags.begin(), tags.end(), wanted) != tags.end()) ids.push_back(id_of(d));
-  }
+  for (const auto& d : *docs)
+    if (in_folder(d, *id)) ids.push_back(id_of(d));
   return ids;
 }
 
@@ -323,11 +326,7 @@ http_response list_folder_devices(request_context& ctx) {
   if (!folder) return error_response(folder.error());
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return error_response(docs.error());
-  const json::value wanted(folder->str());
-  std::erase_if(*docs, [&](const json::object& d) {
-    const auto& tags = d.at("tag_ids").as_array();
-    return std::find(tags.begin(), tags.end(), wanted) == tags.end();
-  });
+  std::erase_if(*docs, [&](const json::object& d) { return !in_folder(d, *folder); });
   return device_list_response(ctx, *renderer, std::move(*docs));
 }
 
