@@ -190,55 +190,66 @@ sandbox::packet_input packet_from_line(const std::string& line, std::size_t numb
   return p;
 }
 
+// Prints one batch's readings (and errors with their logs) as NDJSON; returns the number of errors.
+int print_outcomes(std::span<const sandbox::packet_input> packets,
+                   const std::vector<sandbox::parse_outcome>& outcomes) {
+  int errors = 0;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const auto& packet = packets[i];
+    const auto& o = outcomes[i];
+    json::array logs;
+    for (const auto& l : o.logs) logs.emplace_back(l);
+    if (o.kind != sandbox::outcome_kind::ok) {
+      ++errors;
+      std::printf("%s\n", to_json(json::object{{"packet_id", packet.id},
+                                               {"error", json::object{{"kind", sandbox::outcome_name(o.kind)},
+                                                                      {"message", o.message},
+                                                                      {"logs", logs}}}})
+                              .c_str());
+      continue;
+    }
+    for (const auto& r : o.readings) {
+      json::value location = nullptr;
+      if (r.location)
+        location = json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};
+      std::printf("%s\n",
+                  to_json(json::object{{"packet_id", packet.id},
+                                       {"measured_at", format_iso(r.measured_at.value_or(packet.transceived_at))},
+                                       {"location", location},
+                                       {"data", r.data},
+                                       {"fields", r.fields},
+                                       {"logs", logs}})
+                      .c_str());
+    }
+  }
+  return errors;
+}
+
+// Streams the packets file: 100 packets per sandbox round trip, never the whole file in memory.
 int replay_command(const std::string& file, const std::string& packets_file) {
   const std::string source = read_file(file);
   std::ifstream in(packets_file);
   if (!in) throw std::runtime_error("cannot read " + packets_file);
-  std::vector<sandbox::packet_input> packets;
-  std::size_t number = 0;
+  auto pool = make_pool();
+  constexpr std::size_t batch_size = 100;
+  std::vector<sandbox::packet_input> batch;
+  std::size_t number = 0, total = 0;
+  int errors = 0;
+  auto flush = [&] {
+    if (batch.empty()) return;
+    errors += print_outcomes(batch, pool.parse("replay", {source}, {}, {}, batch));
+    total += batch.size();
+    batch.clear();
+  };
   for (std::string line; std::getline(in, line);) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    packets.push_back(packet_from_line(line, number));
+    batch.push_back(packet_from_line(line, number));
+    if (batch.size() == batch_size) flush();
   }
-  auto pool = make_pool();
-  int errors = 0;
-  constexpr std::size_t batch = 100;
-  for (std::size_t start = 0; start < packets.size(); start += batch) {
-    std::span<const sandbox::packet_input> slice(packets.data() + start, std::min(batch, packets.size() - start));
-    auto outcomes = pool.parse("replay", {source}, {}, {}, slice);
-    for (std::size_t i = 0; i < outcomes.size(); ++i) {
-      const auto& packet = slice[i];
-      const auto& o = outcomes[i];
-      json::array logs;
-      for (const auto& l : o.logs) logs.emplace_back(l);
-      if (o.kind != sandbox::outcome_kind::ok) {
-        ++errors;
-        std::printf("%s\n", to_json(json::object{{"packet_id", packet.id},
-                                                 {"error", json::object{{"kind", sandbox::outcome_name(o.kind)},
-                                                                        {"message", o.message},
-                                                                        {"logs", logs}}}})
-                                .c_str());
-        continue;
-      }
-      for (const auto& r : o.readings) {
-        json::value location = nullptr;
-        if (r.location)
-          location =
-              json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};
-        std::printf("%s\n",
-                    to_json(json::object{{"packet_id", packet.id},
-                                         {"measured_at", format_iso(r.measured_at.value_or(packet.transceived_at))},
-                                         {"location", location},
-                                         {"data", r.data},
-                                         {"fields", r.fields},
-                                         {"logs", logs}})
-                        .c_str());
-      }
-    }
-  }
+  flush();
   std::fflush(stdout);
-  std::fprintf(stderr, "%zu packets, %d errors\n", packets.size(), errors);
+  std::fprintf(stderr, "%zu packets, %d errors\n", total, errors);
   return errors == 0 ? 0 : 1;
 }
 
