@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "support/source_path.hpp"
+
 namespace fl::testing {
 
 namespace {
@@ -28,7 +30,7 @@ run_result run(const std::string& args) {
 }
 
 std::string src(const std::string& relative) {
-  return std::string(FIELDLINE_SOURCE_DIR) + "/" + relative;
+  return source_path(relative).string();
 }
 }  // namespace
 

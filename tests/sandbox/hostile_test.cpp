@@ -89,8 +89,7 @@ void expect_good_parse_works(const std::string& mandate) {
 
 TEST(hostile, there_are_at_least_25) {
   std::size_t files = 0;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(FIELDLINE_SOURCE_DIR) + "/tests/sandbox/hostile"))
+  for (const auto& e : std::filesystem::directory_iterator(source_path("tests/sandbox/hostile")))
     files += e.path().extension() == ".ex" ? 1 : 0;
   EXPECT_GE(files, 25u);
   EXPECT_EQ(files,

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "sandbox/worker_pool.hpp"
+#include "support/source_path.hpp"
 
 namespace fl::testing {
 
@@ -23,7 +24,7 @@ inline sandbox::worker_pool& shared_pool() {
 }
 
 inline std::string read_source(const std::string& relative) {
-  std::ifstream in(std::string(FIELDLINE_SOURCE_DIR) + "/" + relative);
+  std::ifstream in(source_path(relative));
   EXPECT_TRUE(in) << relative;
   std::stringstream text;
   text << in.rdbuf();
