@@ -11,8 +11,11 @@
 #include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
+#include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
 #include "storage/packets.hpp"
+#include "storage/parse_queue.hpp"
+#include "storage/readings.hpp"
 #include "storage/records.hpp"
 
 namespace fl::api {
@@ -29,15 +32,25 @@ struct principal {
   std::optional<rate_policy> rate;  // nullopt: the server-wide default
 };
 
-// What lives for the whole server: the stores, the rate limiter and the parser checker.
+// What lives for the whole server: the stores, the rate limiter, the parser checker and the parser.
+// The parse service is built here but only parses once started (serve starts it).
 struct app_context {
-  explicit app_context(storage::records& r, rate_policy default_rate_policy = {})
-      : records(r), packets(r.db()), default_rate(default_rate_policy) {}
+  explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
+                       pipeline::parse_service_config parsing_config = {})
+      : records(r),
+        packets(r.db()),
+        readings(r.db()),
+        parse_queue(r.db()),
+        default_rate(default_rate_policy),
+        parsing(r, parsing_config) {}
   storage::records& records;
   storage::packets packets;
+  storage::readings readings;
+  storage::parse_queue parse_queue;
   rate_policy default_rate;
   rate_limiter limiter;
   pipeline::parser_checker parsers;
+  pipeline::parse_service parsing;
 };
 
 struct request_context {

@@ -7,6 +7,7 @@
 #include "api/resources/mandates.hpp"
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
+#include "api/resources/readings.hpp"
 
 namespace fl::api {
 
@@ -26,12 +27,18 @@ constexpr route api_table[] = {
     {"PATCH", "tags/:tag", access::mandate_write, edit_folder},
     {"DELETE", "tags/:tag", access::mandate_write, delete_folder},
     {"GET", "tags/:tag/devices", access::mandate_read, list_folder_devices},
-    {"GET", "tags/:tag/packets", access::mandate_read, list_folder_packets},
+    {"GET", "tags/:tag/packets", access::mandate_read, list_packets},
+    {"GET", "tags/:tag/packets/stream", access::mandate_read, stream_packets},
+    {"GET", "tags/:tag/readings", access::mandate_read, list_readings},
+    {"GET", "tags/:tag/readings/stream", access::mandate_read, stream_readings},
 
     {"GET", "devices", access::mandate_read, list_devices},
     {"POST", "devices", access::mandate_write, create_device},
     {"GET", "devices/by-:selector/:identifier", access::mandate_read, list_devices},
-    {"GET", "devices/by-:selector/:identifier/packets", access::mandate_read, list_selector_packets},
+    {"GET", "devices/by-:selector/:identifier/packets", access::mandate_read, list_packets},
+    {"GET", "devices/by-:selector/:identifier/packets/stream", access::mandate_read, stream_packets},
+    {"GET", "devices/by-:selector/:identifier/readings", access::mandate_read, list_readings},
+    {"GET", "devices/by-:selector/:identifier/readings/stream", access::mandate_read, stream_readings},
     {"GET", "devices/:device", access::mandate_read, show_device},
     {"PUT", "devices/:device", access::mandate_write, edit_device},
     {"PATCH", "devices/:device", access::mandate_write, edit_device},
@@ -42,8 +49,11 @@ constexpr route api_table[] = {
     {"PUT", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
-    {"GET", "devices/:device/packets", access::mandate_read, list_device_packets},
+    {"GET", "devices/:device/packets", access::mandate_read, list_packets},
     {"POST", "devices/:device/packets", access::mandate_write, create_packet},
+    {"GET", "devices/:device/packets/stream", access::mandate_read, stream_packets},
+    {"GET", "devices/:device/readings", access::mandate_read, list_readings},
+    {"GET", "devices/:device/readings/stream", access::mandate_read, stream_readings},
     {"GET", "devices/:device/packets/:packet", access::mandate_read, show_packet},
     {"PUT", "devices/:device/packets/:packet", access::mandate_write, update_packet},
     {"DELETE", "devices/:device/packets/:packet", access::mandate_write, delete_packet},

@@ -178,11 +178,16 @@ result<void> database::scan_from(family f, std::string_view prefix, std::string_
   rocksdb::Slice upper_slice(upper);
   rocksdb::Slice lower_slice(prefix.data(), prefix.size());
   if (!upper.empty()) read_options.iterate_upper_bound = &upper_slice;
-  read_options.iterate_lower_bound = &lower_slice;
+  if (!prefix.empty()) read_options.iterate_lower_bound = &lower_slice;  // an empty prefix: the whole family
   read_options.total_order_seek = true;
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(read_options, impl_->handle(f)));
   if (dir == direction::forward) {
-    for (it->Seek(slice(start.empty() ? prefix : start)); it->Valid(); it->Next()) {
+    if (start.empty() && prefix.empty()) {
+      it->SeekToFirst();
+    } else {
+      it->Seek(slice(start.empty() ? prefix : start));
+    }
+    for (; it->Valid(); it->Next()) {
       if (!visit(it->key().ToStringView(), it->value().ToStringView())) break;
     }
   } else {

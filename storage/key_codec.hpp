@@ -35,6 +35,14 @@ class key_builder {
   std::string key_;
 };
 
+// Reads an i64 written by key_builder::i64 from the first 8 bytes of `raw` (0 when too short).
+[[nodiscard]] inline std::int64_t read_i64(std::string_view raw) {
+  if (raw.size() < 8) return 0;
+  std::uint64_t u = 0;
+  for (char c : raw.substr(0, 8)) u = (u << 8) | static_cast<std::uint8_t>(c);
+  return static_cast<std::int64_t>(u ^ (std::uint64_t{1} << 63));
+}
+
 // Reads the 16-byte id that starts at `offset` (nil when the key is too short).
 [[nodiscard]] inline uuid id_at(std::string_view key, std::size_t offset) {
   auto parsed = uuid::from_bytes(key.substr(offset, 16));

@@ -26,12 +26,6 @@ std::optional<boost::json::object> decode(std::string_view text) {
   return std::move(v.get_object());
 }
 
-std::int64_t read_i64(std::string_view raw) {
-  std::uint64_t u = 0;
-  for (char c : raw.substr(0, 8)) u = (u << 8) | static_cast<std::uint8_t>(c);
-  return static_cast<std::int64_t>(u ^ (std::uint64_t{1} << 63));
-}
-
 }  // namespace
 
 result<std::optional<stored_packet>> packets::find(const uuid& mandate, const uuid& id) const {
@@ -82,43 +76,9 @@ result<std::vector<boost::json::object>> packets::list(const uuid& mandate, cons
 
 namespace fl::storage {
 
-result<std::vector<boost::json::object>> packets::page(const uuid& mandate, const uuid& device,
-                                                       const page_query& q) const {
-  const std::string prefix = key_builder{}.id(mandate).id(device).take();
-  std::string start;
-  if (q.after) {
-    start = packet_key(mandate, q.after->second, q.after->first);
-  } else if (q.descending && q.until) {
-    start = key_builder{}.id(mandate).id(device).i64(*q.until).take();  // keys at `until` are excluded below
-  } else if (!q.descending && q.from) {
-    start = key_builder{}.id(mandate).id(device).i64(*q.from).take();
-  }
-  std::vector<boost::json::object> out;
-  bool corrupt = false;
-  auto scanned = db_.scan_from(
-      family::packets, prefix, start,
-      [&](std::string_view key, std::string_view value) {
-        if (q.after && key == start) return true;  // strictly after the resume point
-        const micros t = read_i64(key.substr(32, 8));
-        if (q.descending && q.from && t <= *q.from) return false;
-        if (!q.descending && q.until && t >= *q.until) return false;
-        if ((q.until && t >= *q.until) || (q.from && t <= *q.from)) return true;
-        auto doc = decode(value);
-        if (!doc) {
-          corrupt = true;
-          return false;
-        }
-        if (q.packet_type) {
-          const auto* type = doc->if_contains("packet_type");
-          if (!type || !type->is_string() || type->as_string() != *q.packet_type) return true;
-        }
-        out.push_back(std::move(*doc));
-        return out.size() <= q.limit;
-      },
-      q.descending ? direction::backward : direction::forward);
-  if (!scanned) return scanned.error();
-  if (corrupt) return error{errc::corruption, "stored packet is not a JSON object"};
-  return out;
+result<std::vector<ordered_item>> packets::page(const uuid& mandate, const uuid& device,
+                                                const scan_options& options) const {
+  return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, decode_document);
 }
 
 }  // namespace fl::storage

@@ -12,6 +12,7 @@
 #include "core/ids.hpp"
 #include "core/time.hpp"
 #include "storage/database.hpp"
+#include "storage/ordered_scan.hpp"
 
 namespace fl::storage {
 
@@ -36,18 +37,9 @@ class packets {
   // A device's packets, oldest first (for tests and, later, parsing and lists).
   [[nodiscard]] result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device) const;
 
-  struct page_query {
-    bool descending = true;
-    std::optional<std::pair<packet_location, uuid>> after;  // resume strictly after this packet
-    std::optional<micros> from;                             // transceived_at > from
-    std::optional<micros> until;                            // transceived_at < until
-    std::optional<std::string> packet_type;
-    std::size_t limit = 10;  // returns up to limit + 1 so the caller knows whether more follow
-  };
-  // One page of a device's packets in transceived_at order, read straight off the key order: the
-  // scan starts at the bound or the resume point and stops after limit + 1 matches.
-  [[nodiscard]] result<std::vector<boost::json::object>> page(const uuid& mandate, const uuid& device,
-                                                              const page_query& q) const;
+  // One chunk of a device's packets in transceived_at order, read straight off the key order.
+  [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,
+                                                       const scan_options& options) const;
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
 

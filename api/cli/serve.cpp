@@ -25,6 +25,7 @@ struct serve_options {
   std::string config;
   api::server_limits limits;
   api::rate_policy default_rate;  // for keys without their own limit
+  pipeline::parse_service_config parsing;
 };
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
@@ -69,12 +70,23 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.shutdown_grace = seconds(v);
     else if (key == "threads")
       options.limits.threads = v.to_number<int>();
+    else if (key == "parse_threads")
+      options.parsing.threads = v.to_number<std::size_t>();
+    else if (key == "parse_workers")
+      options.parsing.workers = v.to_number<std::size_t>();
+    else if (key == "parse_batch_size")
+      options.parsing.batch_size = v.to_number<std::size_t>();
+    else if (key == "parse_timeout_ms")
+      options.parsing.default_timeout_ms = v.to_number<int>();
     else
       throw std::runtime_error("unknown key in config file: " + std::string(key));
   }
   if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.max_connections < 1 ||
       options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
-      options.default_rate.limit < 1 || options.default_rate.window_ms < 100)
+      options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
+      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
+      options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
+      options.parsing.default_timeout_ms > 60'000)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 
@@ -97,14 +109,17 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   storage::records records(**db);
   api::ensure_superadmin_key(records, options.data);
 
-  api::app_context app(records, options.default_rate);
+  api::app_context app(records, options.default_rate, options.parsing);
   api::router routes(app);
   api::http_server server(routes, options.limits);
   server.listen(host, port);
+  // Packets stored but not parsed before the last stop are picked up from the queue now.
+  app.parsing.start();
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
   std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
   std::fflush(stdout);
   server.run(true);
+  app.parsing.stop();  // a batch in flight finishes; what is still queued is parsed after the next start
   spdlog::info("stopped");
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Requests and responses as the router sees them: plain strings, no Beast types, so the router is a
 // pure function that tests can call in memory.
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,11 +16,20 @@ struct http_request {
   std::string api_key_header;  // x-api-key, empty when absent
 };
 
+// A body produced piece by piece (NDJSON streams), sent with chunked transfer encoding so memory
+// does not grow with the result. next() returns the next piece; an empty string ends the body.
+class body_stream {
+ public:
+  virtual ~body_stream() = default;
+  [[nodiscard]] virtual std::string next() = 0;
+};
+
 struct http_response {
   int status = 200;
   std::string body;  // empty for 204
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<body_stream> stream;  // when set, the body comes from here instead of `body`
 };
 
 }  // namespace fl::api

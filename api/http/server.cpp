@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -175,6 +176,10 @@ struct http_server::impl {
       const auto& req = parser.get();
       http_response answer = routes.handle(from_beast(req));
       const bool keep_alive = req.keep_alive() && !stopping;
+      if (answer.stream && req.method() != http::verb::head) {
+        if (!co_await write_stream(stream, answer, req.version(), keep_alive) || !keep_alive) break;
+        continue;
+      }
       auto res = to_beast(answer, req.version(), keep_alive);
       if (req.method() == http::verb::head) res.body().clear();
       stream.expires_after(limits.write_timeout);
@@ -184,6 +189,32 @@ struct http_server::impl {
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream.close();
+  }
+
+  // A streamed body: chunked transfer encoding, one chunk per piece the producer hands out, so
+  // memory stays at one piece however long the result. False when the connection broke.
+  asio::awaitable<bool> write_stream(beast::tcp_stream& stream, const http_response& answer, unsigned version,
+                                     bool keep_alive) {
+    http::response<http::empty_body> head{static_cast<http::status>(answer.status), version};
+    head.set(http::field::server, "fieldline");
+    head.set(http::field::content_type, answer.content_type);
+    for (const auto& [name, value] : answer.headers) head.set(name, value);
+    head.keep_alive(keep_alive);
+    head.chunked(true);
+    http::response_serializer<http::empty_body> serializer{head};
+    stream.expires_after(limits.write_timeout);
+    auto [head_ec, head_bytes] = co_await http::async_write_header(stream, serializer, tuple_awaitable);
+    if (head_ec) co_return false;
+    while (true) {
+      std::string piece = answer.stream->next();
+      if (piece.empty()) break;
+      stream.expires_after(limits.write_timeout);
+      auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(piece)), tuple_awaitable);
+      if (ec) co_return false;
+    }
+    stream.expires_after(limits.write_timeout);
+    auto [last_ec, last_bytes] = co_await asio::async_write(stream, http::make_chunk_last(), tuple_awaitable);
+    co_return !last_ec;
   }
 
   // Runs on `control`.

@@ -5,6 +5,7 @@
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/folders.hpp"
+#include "api/resources/readings.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 
@@ -68,7 +69,8 @@ struct device_renderer {
     doc["interfaces"] = std::move(ifaces);
     doc["last_readings"] = json::array{};
     doc["profile_data"] = json::array{};
-    doc["fields"] = json::object{};
+    // Profile writes of parsers land in the stored `fields`.
+    if (!doc.contains("fields") || !doc.at("fields").is_object()) doc["fields"] = json::object{};
     for (const char* always_null : {"stats", "deleted_at", "default_packets_view_id", "default_readings_view_id"})
       doc[always_null] = nullptr;
     return doc;
@@ -107,9 +109,11 @@ http_response device_list_response(request_context& ctx, const device_renderer& 
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at", "name", "slug"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
   if (auto b = boolean_param(ctx.query, "with_profile", false); !b) return error_response(b.error());
+  std::size_t wanted_readings = 0;
   if (const std::string* n = ctx.query.find("last_readings")) {
     if (n->empty() || n->size() > 2 || n->find_first_not_of("0123456789") != std::string::npos || std::stoi(*n) > 20)
       return error_response(bad_request("last_readings must be an integer from 0 to 20"));
+    wanted_readings = static_cast<std::size_t>(std::stoi(*n));
   }
   for (const char* t : {"measured_before", "measured_after", "measured_at"}) {
     if (auto ts = timestamp_param(ctx.query, t); !ts) return error_response(ts.error());
@@ -121,6 +125,14 @@ http_response device_list_response(request_context& ctx, const device_renderer& 
   for (auto& d : docs) views.push_back(r.view(std::move(d)));
   auto page = paginate(std::move(views), *page_req);
   if (!page) return error_response(page.error());
+  // Only the devices of this page get their readings loaded.
+  for (auto& item : page->items) {
+    if (wanted_readings == 0) break;
+    auto& device = item.as_object();
+    auto readings = last_readings(ctx, id_of(device), wanted_readings);
+    if (!readings) return error_response(readings.error());
+    device["last_readings"] = std::move(*readings);
+  }
   return list_response(page->items, page->retrieve_after_id);
 }
 
@@ -397,6 +409,9 @@ http_response delete_device(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::device, ctx.mandate(), id});
   ctx.records().erase_slug(batch, record_kind::device, ctx.mandate(), doc->at("slug").as_string());
   ctx.records().erase_device_data(batch, ctx.mandate(), id);
+  ctx.app.parse_queue.erase_device(batch, ctx.mandate(), id);
+  if (auto erased = checked(ctx.app.readings.erase_device(batch, ctx.mandate(), id)); !erased)
+    return error_response(erased.error());
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(renderer->view(std::move(*doc)));
 }
@@ -520,6 +535,19 @@ http_response delete_interface(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::interface, ctx.mandate(), id_of(*doc), id_of(*device)});
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(interface_view(std::move(*doc)));
+}
+
+api_result<std::vector<uuid>> route_devices(request_context& ctx) {
+  for (const auto& [name, value] : ctx.params) {
+    if (name == "device") {
+      auto device = find_device(ctx, value);
+      if (!device) return device.error();
+      return std::vector<uuid>{*uuid::parse(device->at("id").as_string())};
+    }
+    if (name == "selector") return select_devices(ctx, value, ctx.param("identifier"));
+    if (name == "tag") return folder_devices(ctx, value);
+  }
+  return api_error{500, "route names no devices"};
 }
 
 }  // namespace fl::api

@@ -12,6 +12,9 @@ namespace fl::api {
 [[nodiscard]] api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
                                                            const std::string& identifier);
 [[nodiscard]] api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_view folder);
+// The devices a packet or reading route names: /devices/:device, /devices/by-:selector/:identifier
+// or /tags/:tag (whichever path variable the route has).
+[[nodiscard]] api_result<std::vector<uuid>> route_devices(request_context& ctx);
 
 http_response list_devices(request_context& ctx);
 http_response list_folder_devices(request_context& ctx);

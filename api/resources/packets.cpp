@@ -1,14 +1,15 @@
 #include "api/resources/packets.hpp"
 
 #include <algorithm>
-#include <tuple>
 
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
 #include "api/resources/mandates.hpp"
+#include "api/resources/ordered_lists.hpp"
 #include "core/crypto.hpp"
 #include "core/time.hpp"
+#include "pipeline/parse_records.hpp"
 
 namespace fl::api {
 
@@ -107,79 +108,52 @@ api_result<storage::stored_packet> load_packet(request_context& ctx, const json:
 
 namespace {
 
-// One page of the packets of `devices`, merged in (transceived_at, id) order. Each device contributes
-// at most limit + 1 packets read straight off its key order, so a page costs O(devices x limit).
-http_response packets_page(request_context& ctx, const std::vector<uuid>& devices) {
+// Packets of `devices` merged in (transceived_at, id) order: a page, or the whole list as a stream.
+http_response packets_list(request_context& ctx, const std::vector<uuid>& devices, list_mode mode) {
   // `sort` is accepted (clients send it) but packets are always in transceived_at order.
   auto page_req = parse_page_request(ctx.query, {"transceived_at", "inserted_at", "measured_at"}, "transceived_at");
   if (!page_req) return error_response(page_req.error());
+  auto timeout = stream_timeout(ctx.query);
+  if (!timeout) return error_response(timeout.error());
   if (ctx.query.has("filter"))
     return error_response(invalid("filter", "expressions are not supported by this server yet"));
-  storage::packets::page_query q;
-  q.descending = page_req->descending;
-  q.limit = page_req->limit;
-  q.from = page_req->after;
-  q.until = page_req->before;
-  if (const std::string* type = ctx.query.find("packet_type")) q.packet_type = *type;
-  std::optional<std::pair<micros, std::string>> anchor;
-  if (page_req->retrieve_after) {
+  ordered_list list;
+  list.sources = devices.size();
+  list.limit = page_req->limit;
+  list.options.descending = page_req->descending;
+  list.options.from = page_req->after;
+  list.options.until = page_req->before;
+  if (const std::string* type = ctx.query.find("packet_type")) {
+    list.options.keep = [type = *type](const json::object& doc) {
+      const auto* t = doc.if_contains("packet_type");
+      return t && t->is_string() && t->get_string() == type;
+    };
+  }
+  if (page_req->retrieve_after && mode == list_mode::page) {
     auto found = checked(ctx.app.packets.find(ctx.mandate(), *page_req->retrieve_after));
     if (!found) return error_response(found.error());
     if (!*found || std::find(devices.begin(), devices.end(), (*found)->at.device) == devices.end())
       return error_response(bad_request("retrieve_after names no packet of this list"));
-    anchor = std::pair{(*found)->at.transceived_at, page_req->retrieve_after->str()};
+    list.options.after = std::pair{(*found)->at.transceived_at, *page_req->retrieve_after};
   }
-  struct entry {
-    micros t;
-    std::string id;
-    json::object doc;
+  list.read = [&app = ctx.app, mandate = ctx.mandate(), devices](std::size_t i, const storage::scan_options& o) {
+    return app.packets.page(mandate, devices[i], o);
   };
-  std::vector<entry> merged;
-  for (const auto& device : devices) {
-    auto dq = q;
-    if (anchor) dq.after = std::pair{storage::packet_location{device, anchor->first}, *uuid::parse(anchor->second)};
-    auto docs = checked(ctx.app.packets.page(ctx.mandate(), device, dq));
-    if (!docs) return error_response(docs.error());
-    for (auto& d : *docs) {
-      const micros t = parse_timestamp(d.at("transceived_at").as_string()).value_or(0);
-      std::string id(d.at("id").as_string());
-      // Ties across devices: strictly after the anchor in (time, id) order.
-      if (anchor && t == anchor->first && (q.descending ? id >= anchor->second : id <= anchor->second)) continue;
-      merged.push_back({t, std::move(id), std::move(d)});
-    }
-  }
-  std::sort(merged.begin(), merged.end(), [&](const entry& a, const entry& b) {
-    const auto ka = std::tie(a.t, a.id), kb = std::tie(b.t, b.id);
-    return q.descending ? ka > kb : ka < kb;
-  });
-  std::optional<std::string> next;
-  if (merged.size() > q.limit) {
-    merged.resize(q.limit);
-    next = merged.back().id;
-  }
-  json::array items;
-  for (auto& e : merged) items.emplace_back(std::move(e.doc));
-  return list_response(items, next);
+  return answer_list(list, mode, *timeout);
 }
 
 }  // namespace
 
-http_response list_device_packets(request_context& ctx) {
-  auto device = find_device(ctx, ctx.param("device"));
-  if (!device) return error_response(device.error());
-  return packets_page(ctx, {*uuid::parse(device->at("id").as_string())});
+http_response list_packets(request_context& ctx) {
+  auto devices = route_devices(ctx);
+  if (!devices) return error_response(devices.error());
+  return packets_list(ctx, *devices, list_mode::page);
 }
 
-http_response list_selector_packets(request_context& ctx) {
-  auto devices = select_devices(ctx, ctx.param("selector"), ctx.param("identifier"));
+http_response stream_packets(request_context& ctx) {
+  auto devices = route_devices(ctx);
   if (!devices) return error_response(devices.error());
-  return packets_page(ctx, *devices);
-}
-
-http_response list_folder_packets(request_context& ctx) {
-  auto devices = folder_devices(ctx, ctx.param("tag"));
-  if (!devices) return error_response(devices.error());
-  return packets_page(ctx, *devices);
+  return packets_list(ctx, *devices, list_mode::stream);
 }
 
 http_response show_packet(request_context& ctx) {
@@ -212,15 +186,28 @@ http_response create_packet(request_context& ctx) {
   auto t = read_packet_fields(ctx, in, *body, doc, *device, now);
   if (!t) return error_response(t.error());
   doc["id"] = id.str();
+  const uuid device_id = *uuid::parse(device->at("id").as_string());
+  // Parsed off the request path when the device has a parser; otherwise the status says why not.
+  const bool queued =
+      pipeline::wants_parsing(doc) && device->contains("parser_id") && device->at("parser_id").is_string();
+  if (queued) {
+    pipeline::mark_pending(doc);
+  } else {
+    pipeline::mark_skipped(
+        doc, pipeline::wants_parsing(doc) ? "the device has no parser" : "skip_parsers or is_meta is set");
+  }
 
   auto lock = ctx.records().writer();  // the duplicate check and the write must not interleave
   auto existing = checked(ctx.app.packets.find(ctx.mandate(), id));
   if (!existing) return error_response(existing.error());
   if (*existing) return error_response(conflict("a packet with id " + id.str() + " already exists"));
   auto batch = ctx.app.packets.batch();
-  ctx.app.packets.put(batch, ctx.mandate(), id, {*uuid::parse(device->at("id").as_string()), *t}, doc);
-  // Answered only once the packet is durable (synced WAL).
+  ctx.app.packets.put(batch, ctx.mandate(), id, {device_id, *t}, doc);
+  if (queued) ctx.app.parse_queue.push(batch, {ctx.mandate(), device_id, *t, id});
+  // Answered only once the packet (and its place in the parse queue) is durable (synced WAL).
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  lock.unlock();
+  if (queued) ctx.app.parsing.wake();
   return single_response(doc);
 }
 
@@ -260,8 +247,18 @@ http_response delete_packet(request_context& ctx) {
   auto packet = load_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
   auto batch = ctx.app.packets.batch();
-  ctx.app.packets.erase(batch, ctx.mandate(), *uuid::parse(packet->doc.at("id").as_string()), packet->at);
-  // remove_readings: readings are not stored yet (parsing arrives with issue 4); nothing to remove.
+  const uuid id = *uuid::parse(packet->doc.at("id").as_string());
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->at);
+  ctx.app.parse_queue.erase(batch, {ctx.mandate(), packet->at.device, packet->at.transceived_at, id});
+  if (*remove_readings) {
+    auto generation = checked(ctx.app.readings.generation(ctx.mandate(), packet->at.device));
+    if (!generation) return error_response(generation.error());
+    // The next generation too: a reparse in progress may already have parsed this packet.
+    for (std::int64_t g : {*generation, *generation + 1}) {
+      auto erased = checked(ctx.app.readings.erase_of_packet(batch, ctx.mandate(), packet->at.device, g, id));
+      if (!erased) return error_response(erased.error());
+    }
+  }
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
   return single_response(packet->doc);
 }

@@ -4,11 +4,11 @@
 
 namespace fl::api {
 
-// GET /devices/:device/packets: sort fixed to transceived_at (newest first unless asc).
-http_response list_device_packets(request_context& ctx);
-// GET /devices/by-:selector/:identifier/packets and /tags/:tag/packets: all matching devices, merged.
-http_response list_selector_packets(request_context& ctx);
-http_response list_folder_packets(request_context& ctx);
+// GET /devices/:device/packets, /devices/by-:selector/:identifier/packets, /tags/:tag/packets:
+// the packets of every device the route names, merged; sort fixed to transceived_at.
+http_response list_packets(request_context& ctx);
+// The same routes with /stream: NDJSON, no limit.
+http_response stream_packets(request_context& ctx);
 http_response show_packet(request_context& ctx);
 http_response create_packet(request_context& ctx);
 http_response update_packet(request_context& ctx);

@@ -90,6 +90,10 @@ class api_fixture : public ::testing::Test {
     r.status = res.status;
     r.text = res.body;
     r.headers = res.headers;
+    if (res.stream) {  // NDJSON: the lines are kept in `text`; `body` stays null
+      for (std::string piece = res.stream->next(); !piece.empty(); piece = res.stream->next()) r.text += piece;
+      return r;
+    }
     if (!res.body.empty()) {
       boost::system::error_code ec;
       r.body = json::parse(res.body, ec);

@@ -1,0 +1,40 @@
+#pragma once
+// Time-ordered items of several devices (packets or readings) merged in (time, id) order. Each
+// device is read chunk by chunk straight off its key order, so memory is bounded by
+// devices x chunk however long the result, and a page of N costs about N + devices reads.
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "api/http/envelope.hpp"
+#include "storage/ordered_scan.hpp"
+
+namespace fl::api {
+
+// Reads one chunk of source `i` with the given options (limit, resume point, window, filter).
+using chunk_reader = std::function<storage::result<std::vector<storage::ordered_item>>(
+    std::size_t source, const storage::scan_options& options)>;
+
+class merged_items {
+ public:
+  merged_items(std::size_t sources, storage::scan_options base, chunk_reader read, std::size_t chunk);
+
+  // The next item in order; nullopt when every source is exhausted.
+  [[nodiscard]] api_result<std::optional<storage::ordered_item>> next();
+
+ private:
+  struct source {
+    std::deque<storage::ordered_item> buffer;
+    std::optional<std::pair<micros, uuid>> resume;
+    bool exhausted = false;
+  };
+  [[nodiscard]] bool before(const storage::ordered_item& a, const storage::ordered_item& b) const;
+
+  storage::scan_options base_;
+  chunk_reader read_;
+  std::size_t chunk_;
+  std::vector<source> sources_;
+};
+
+}  // namespace fl::api

@@ -1,0 +1,98 @@
+#include "api/resources/ordered_lists.hpp"
+
+#include <boost/json.hpp>
+#include <charconv>
+
+#include "core/json_out.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t stream_chunk_items = 256;       // read per device per refill
+constexpr std::size_t stream_piece_bytes = 64 << 10;  // one HTTP chunk
+
+// Writes items as they are merged; stops at the deadline or on a storage error with one error line.
+class ndjson_stream final : public body_stream {
+ public:
+  ndjson_stream(std::unique_ptr<merged_items> items, std::string first, bool done,
+                std::chrono::steady_clock::time_point deadline)
+      : items_(std::move(items)), pending_(std::move(first)), done_(done), deadline_(deadline) {}
+
+  std::string next() override {
+    std::string piece = std::move(pending_);
+    pending_.clear();
+    while (!done_ && piece.size() < stream_piece_bytes) {
+      if (std::chrono::steady_clock::now() > deadline_) {
+        piece += R"({"error":"the stream exceeded its timeout","ok":false})"
+                 "\n";
+        done_ = true;
+        break;
+      }
+      auto item = items_->next();
+      if (!item) {
+        piece += to_json(json::object{{"error", item.error().message}, {"ok", false}}) + "\n";
+        done_ = true;
+      } else if (!*item) {
+        done_ = true;
+      } else {
+        piece += to_json((*item)->doc);
+        piece += '\n';
+      }
+    }
+    return piece;
+  }
+
+ private:
+  std::unique_ptr<merged_items> items_;
+  std::string pending_;
+  bool done_ = false;
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+}  // namespace
+
+api_result<std::chrono::milliseconds> stream_timeout(const query_params& query) {
+  const std::string* raw = query.find("timeout");
+  if (!raw) return std::chrono::milliseconds(180'000);
+  long long ms = 0;
+  auto [end, ec] = std::from_chars(raw->data(), raw->data() + raw->size(), ms);
+  if (ec != std::errc{} || end != raw->data() + raw->size() || ms < 250 || ms > 180'000)
+    return bad_request("timeout must be a number of milliseconds from 250 to 180000");
+  return std::chrono::milliseconds(ms);
+}
+
+http_response answer_list(const ordered_list& list, list_mode mode, std::chrono::milliseconds timeout) {
+  if (mode == list_mode::page) {
+    // limit + 1 from every device: the extra one tells whether another page follows.
+    merged_items items(list.sources, list.options, list.read, list.limit + 1);
+    json::array page;
+    std::optional<std::string> next;
+    while (true) {
+      auto item = items.next();
+      if (!item) return error_response(item.error());
+      if (!*item) break;
+      if (page.size() == list.limit) {
+        next = page.back().as_object().at("id").as_string();
+        break;
+      }
+      page.emplace_back(std::move((*item)->doc));
+    }
+    return list_response(page, next);
+  }
+  auto items = std::make_unique<merged_items>(list.sources, list.options, list.read, stream_chunk_items);
+  // The first item is read here, so a failure before the first byte is a normal JSON error.
+  auto first = items->next();
+  if (!first) return error_response(first.error());
+  http_response r;
+  r.content_type = "application/x-ndjson";
+  const bool empty = !*first;
+  std::string head = empty ? std::string() : to_json((*first)->doc) + "\n";
+  r.stream = std::make_shared<ndjson_stream>(std::move(items), std::move(head), empty,
+                                             std::chrono::steady_clock::now() + timeout);
+  return r;
+}
+
+}  // namespace fl::api

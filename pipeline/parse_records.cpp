@@ -1,0 +1,130 @@
+#include "pipeline/parse_records.hpp"
+
+#include <boost/json.hpp>
+
+#include "core/crypto.hpp"
+
+namespace fl::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+bool flag(const json::object& o, const char* name) {
+  const auto* v = o.if_contains(name);
+  return v && v->is_bool() && v->get_bool();
+}
+}  // namespace
+
+bool wants_parsing(const json::object& packet) {
+  return !flag(packet, "skip_parsers") && !flag(packet, "is_meta");
+}
+
+std::optional<sandbox::packet_input> parser_input(const json::object& packet) {
+  const auto* id = packet.if_contains("id");
+  const auto* device = packet.if_contains("device_id");
+  const auto* encoding = packet.if_contains("payload_encoding");
+  const auto* time = packet.if_contains("transceived_at");
+  if (!id || !id->is_string() || !device || !device->is_string() || !encoding || !encoding->is_string() || !time ||
+      !time->is_string())
+    return std::nullopt;
+  sandbox::packet_input in;
+  in.id = id->get_string();
+  in.device_id = device->get_string();
+  in.payload_encoding = encoding->get_string();
+  auto t = parse_timestamp(time->get_string());
+  if (!t) return std::nullopt;
+  in.transceived_at = *t;
+  const json::value* payload = packet.if_contains("payload");
+  if (in.payload_encoding == "binary") {
+    auto bytes = payload && payload->is_string() ? from_hex(payload->get_string()) : std::nullopt;
+    if (!bytes) return std::nullopt;
+    in.binary_payload = std::move(*bytes);
+  } else if (in.payload_encoding == "utf8") {
+    if (!payload || !payload->is_string()) return std::nullopt;
+    in.binary_payload = payload->get_string();
+  } else if (in.payload_encoding == "json") {
+    in.json_payload = payload ? *payload : json::value(nullptr);
+  } else if (in.payload_encoding != "none") {
+    return std::nullopt;
+  }
+  if (const auto* meta = packet.if_contains("meta"); meta && meta->is_object()) in.meta = *meta;
+  if (const auto* type = packet.if_contains("packet_type"); type && type->is_string())
+    in.packet_type = std::string(type->get_string());
+  return in;
+}
+
+std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome, const reading_origin& origin) {
+  std::vector<storage::new_reading> out;
+  if (outcome.kind != sandbox::outcome_kind::ok) return out;
+  for (const auto& r : outcome.readings) {
+    storage::new_reading n;
+    n.id = uuid::random();
+    n.packet = origin.packet;
+    n.measured_at = r.measured_at.value_or(origin.transceived_at);
+    n.inserted_at = origin.inserted_at;
+    json::value location = nullptr;
+    if (r.location)
+      location = json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};
+    n.doc = json::object{{"id", n.id.str()},
+                         {"device_id", origin.device.str()},
+                         {"packet_id", origin.packet.str()},
+                         {"parser_id", origin.parser.str()},
+                         {"measured_at", format_iso(n.measured_at)},
+                         {"inserted_at", format_iso(n.inserted_at)},
+                         {"location", std::move(location)},
+                         {"meta", json::object{}},
+                         {"data", r.data.is_object() ? r.data : json::object{}}};
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void mark_pending(json::object& packet) {
+  packet["parse_status"] = "pending";
+  packet["parse_error"] = nullptr;
+}
+
+void mark_skipped(json::object& packet, const char* why) {
+  packet["parse_status"] = "skipped";
+  packet["parse_error"] = json::object{{"kind", "skipped"}, {"message", why}, {"logs", json::array{}}};
+}
+
+void mark_outcome(json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings) {
+  packet["readings_count"] = readings;
+  if (outcome.kind == sandbox::outcome_kind::ok) {
+    packet["parse_status"] = "parsed";
+    packet["parse_error"] = nullptr;
+    return;
+  }
+  json::array logs;
+  for (const auto& line : outcome.logs) logs.emplace_back(line);
+  packet["parse_status"] = "failed";
+  packet["parse_error"] = json::object{
+      {"kind", sandbox::outcome_name(outcome.kind)}, {"message", outcome.message}, {"logs", std::move(logs)}};
+}
+
+void mark_failed(json::object& packet, const char* kind, const std::string& message) {
+  packet["parse_status"] = "failed";
+  packet["parse_error"] = json::object{{"kind", kind}, {"message", message}, {"logs", json::array{}}};
+}
+
+bool merge_profile_fields(json::object& device, const json::value& fields) {
+  const auto* writes = fields.if_object();
+  if (!writes || writes->empty()) return false;
+  json::value& target = device["fields"];
+  if (!target.is_object()) target = json::object{};
+  bool changed = false;
+  for (const auto& [profile, values] : *writes) {
+    const auto* vals = values.if_object();
+    if (!vals) continue;
+    json::value& slot = target.get_object()[profile];
+    if (!slot.is_object()) slot = json::object{};
+    for (const auto& [field, value] : *vals) {
+      slot.get_object()[field] = value;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace fl::pipeline

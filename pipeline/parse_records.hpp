@@ -1,0 +1,44 @@
+#pragma once
+// Pure conversions between stored documents and the sandbox: a stored packet becomes the parser's
+// input; a parse outcome becomes reading documents and the packet's parse status. No I/O here.
+#include <boost/json/object.hpp>
+#include <optional>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "core/time.hpp"
+#include "sandbox/outcome.hpp"
+#include "storage/readings.hpp"
+
+namespace fl::pipeline {
+
+// Packets with skip_parsers or is_meta true are never parsed.
+[[nodiscard]] bool wants_parsing(const boost::json::object& packet);
+
+// nullopt when the stored packet is malformed (then it is marked failed, not parsed).
+[[nodiscard]] std::optional<sandbox::packet_input> parser_input(const boost::json::object& packet);
+
+struct reading_origin {
+  uuid device;
+  uuid packet;
+  uuid parser;
+  micros transceived_at = 0;
+  micros inserted_at = 0;  // store time, the same for every reading of one commit
+};
+
+// Reading documents (API shape) for an ok outcome; measured_at falls back to the packet's time.
+[[nodiscard]] std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome,
+                                                            const reading_origin& origin);
+
+// The packet's parse fields: `parse_status` (pending, parsed, failed, skipped) and `parse_error`
+// ({kind, message, logs} or null). They are part of the packet as the API shows it.
+void mark_pending(boost::json::object& packet);
+void mark_skipped(boost::json::object& packet, const char* why);
+void mark_outcome(boost::json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings);
+void mark_failed(boost::json::object& packet, const char* kind, const std::string& message);
+
+// Merges profile writes ({profile_slug: {field: value}}) into a device document's `fields`.
+// Returns whether anything changed.
+bool merge_profile_fields(boost::json::object& device, const boost::json::value& fields);
+
+}  // namespace fl::pipeline

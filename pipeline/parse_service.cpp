@@ -1,0 +1,237 @@
+#include "pipeline/parse_service.hpp"
+
+#include <iostream>
+
+#include "pipeline/parse_records.hpp"
+#include "sandbox/worker_pool.hpp"
+#include "storage/packets.hpp"
+#include "storage/readings.hpp"
+
+namespace fl::pipeline {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+std::optional<uuid> uuid_field(const json::object& o, const char* name) {
+  const auto* v = o.if_contains(name);
+  return v && v->is_string() ? uuid::parse(v->get_string()) : std::nullopt;
+}
+
+struct loaded_packet {
+  storage::pending_parse entry;
+  std::optional<storage::stored_packet> stored;
+};
+
+}  // namespace
+
+parse_service::parse_service(storage::records& records, parse_service_config config)
+    : records_(records), config_(config), queue_(records.db()) {}
+
+sandbox::worker_pool& parse_service::pool() {
+  // Started on first use: a server (or test) that never parses starts no sandbox.
+  std::call_once(pool_started_, [this] {
+    sandbox::pool_config pool;
+    pool.workers = config_.workers;
+    pool.max_workers_per_mandate = std::max<std::size_t>(1, config_.workers / 2);
+    pool_ = std::make_unique<sandbox::worker_pool>(pool);
+  });
+  return *pool_;
+}
+
+parse_service::~parse_service() {
+  stop();
+}
+
+void parse_service::start() {
+  std::lock_guard lock(mutex_);
+  if (!threads_.empty()) return;
+  stopping_ = false;
+  for (std::size_t i = 0; i < config_.threads; ++i) threads_.emplace_back([this] { run(); });
+}
+
+void parse_service::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void parse_service::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    woken_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool parse_service::wait_idle(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::unique_lock lock(mutex_);
+      std::string from;
+      auto next = queue_.next_device(from, 1, {});
+      if (next && next->empty() && claimed_.empty()) return true;
+      changed_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+  }
+  return false;
+}
+
+parse_service::hold::hold(parse_service& s, storage::device_ref d) : service_(s), device_(std::move(d)) {
+  service_.claim(device_);
+}
+parse_service::hold::~hold() {
+  service_.release(device_);
+}
+
+void parse_service::claim(const storage::device_ref& d) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !claimed_.contains(d); });
+  claimed_.insert(d);
+}
+
+void parse_service::release(const storage::device_ref& d) {
+  {
+    std::lock_guard lock(mutex_);
+    claimed_.erase(d);
+    woken_ = true;  // its queued packets may have waited for the hold
+  }
+  changed_.notify_all();
+}
+
+void parse_service::run() {
+  while (true) {
+    std::vector<storage::pending_parse> items;
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_) return;
+      auto next = queue_.next_device(cursor_, config_.batch_size, claimed_);
+      if (!next) std::cerr << "parse queue: " << next.error().message << "\n";
+      if (!next || next->empty()) {
+        changed_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+        woken_ = false;
+        continue;
+      }
+      items = std::move(*next);
+      claimed_.insert({items.front().mandate, items.front().device});
+    }
+    const storage::device_ref device{items.front().mandate, items.front().device};
+    storage::result<void> done;
+    try {
+      storage::readings readings(records_.db());
+      auto generation = readings.generation(device.first, device.second);
+      done = generation ? parse_into(device, *generation, items) : storage::result<void>(generation.error());
+    } catch (const std::exception& e) {
+      // The sandbox could not run at all: a server fault. The packets stay queued.
+      done = storage::error{storage::errc::io, std::string("sandbox: ") + e.what()};
+    }
+    release(device);
+    if (!done) {
+      std::cerr << "parsing device " << device.second.str() << ": " << done.error().message << "\n";
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });  // back off, retry later
+    }
+  }
+}
+
+int parse_service::timeout_for(const uuid& mandate) const {
+  auto doc = records_.get({record_kind::mandate, uuid::nil(), mandate});
+  if (doc && *doc) {
+    const auto* t = (*doc)->if_contains("parse_timeout_ms");
+    if (t && t->is_int64() && t->get_int64() >= 1 && t->get_int64() <= 60'000) return static_cast<int>(t->get_int64());
+  }
+  return config_.default_timeout_ms;
+}
+
+storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
+                                                const std::vector<storage::pending_parse>& items) {
+  const auto& [mandate, device_id] = device;
+  storage::packets packets(records_.db());
+  storage::readings readings(records_.db());
+
+  auto device_doc = records_.get({record_kind::device, mandate, device_id});
+  if (!device_doc) return device_doc.error();
+  std::optional<json::object> parser;
+  std::optional<uuid> parser_id = *device_doc ? uuid_field(**device_doc, "parser_id") : std::nullopt;
+  if (parser_id) {
+    auto found = records_.get({record_kind::parser, mandate, *parser_id});
+    if (!found) return found.error();
+    parser = std::move(*found);
+  }
+
+  // What to parse: present packets of this device that want parsing and decode.
+  std::vector<loaded_packet> loaded;
+  std::vector<sandbox::packet_input> inputs;
+  std::vector<std::size_t> input_of;  // loaded index -> inputs index (or npos)
+  for (const auto& entry : items) {
+    auto found = packets.find(mandate, entry.packet);
+    if (!found) return found.error();
+    loaded.push_back({entry, std::move(*found)});
+    std::size_t slot = std::string::npos;
+    const auto& stored = loaded.back().stored;
+    if (*device_doc && parser && stored && stored->at.device == device_id && wants_parsing(stored->doc)) {
+      if (auto in = parser_input(stored->doc)) {
+        slot = inputs.size();
+        inputs.push_back(std::move(*in));
+      }
+    }
+    input_of.push_back(slot);
+  }
+
+  std::vector<sandbox::parse_outcome> outcomes;
+  if (!inputs.empty()) {
+    std::vector<sandbox::stored_reading> history;
+    auto newest = readings.page(mandate, device_id, generation, storage::reading_order::measured_at,
+                                {.descending = true, .limit = config_.history});
+    if (!newest) return newest.error();
+    for (auto& r : *newest) history.push_back({r.doc["data"], r.t});
+    sandbox::parse_limits limits;
+    limits.timeout_ms = timeout_for(mandate);
+    const sandbox::parser_code code{std::string(parser->at("code").as_string())};
+    outcomes = pool().parse(mandate.str(), code, limits, history, inputs);
+  }
+
+  // Commit: re-read what a request may have changed meanwhile, under the catalog's writer lock.
+  auto lock = records_.writer();
+  auto batch = records_.batch();
+  auto current_device = records_.get({record_kind::device, mandate, device_id});
+  if (!current_device) return current_device.error();
+  bool profile_changed = false;
+  const micros now = now_micros();
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    queue_.erase(batch, loaded[i].entry);
+    if (!*current_device || !loaded[i].stored) continue;  // device or packet deleted meanwhile
+    auto present = packets.find(mandate, loaded[i].entry.packet);
+    if (!present) return present.error();
+    if (!*present || (*present)->at.device != device_id) continue;
+    json::object doc = std::move((*present)->doc);
+    if (!wants_parsing(doc)) {
+      mark_skipped(doc, "skip_parsers or is_meta is set");
+    } else if (!parser) {
+      mark_skipped(doc, "the device has no parser");
+    } else if (input_of[i] == std::string::npos) {
+      mark_failed(doc, "invalid_packet", "the stored payload does not match its payload_encoding");
+    } else {
+      const auto& outcome = outcomes[input_of[i]];
+      auto made = readings_of(
+          outcome, {device_id, loaded[i].entry.packet, *parser_id, loaded[i].stored->at.transceived_at, now});
+      for (const auto& r : made) readings.put(batch, mandate, device_id, generation, r);
+      mark_outcome(doc, outcome, made.size());
+      for (const auto& r : outcome.readings) profile_changed |= merge_profile_fields(**current_device, r.fields);
+    }
+    packets.put(batch, mandate, loaded[i].entry.packet, (*present)->at, doc);
+  }
+  if (profile_changed) records_.put(batch, {record_kind::device, mandate, device_id}, **current_device);
+  // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
+  if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
+  parsed_ += inputs.size();
+  return {};
+}
+
+}  // namespace fl::pipeline

@@ -1,0 +1,95 @@
+#pragma once
+// Parsing off the request path. Storing a packet queues it (storage/parse_queue.hpp) in the same
+// write; this service's threads take one device at a time, its queued packets in transceived_at
+// order, parse them in one sandbox call and write the readings, the packets' parse status, profile
+// writes and the dequeue in one batch. A restart resumes whatever is still queued.
+//
+// A device is only ever worked on by one thread; hold() gives a device to someone else (reparse)
+// exclusively, and parse_into() lets that holder parse into a generation of its choice.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sandbox/outcome.hpp"
+#include "storage/parse_queue.hpp"
+#include "storage/records.hpp"
+
+namespace fl::sandbox {
+class worker_pool;
+struct pool_config;
+}  // namespace fl::sandbox
+
+namespace fl::pipeline {
+
+struct parse_service_config {
+  std::size_t threads = 2;                   // default 2 devices parsed at once (one per core)
+  std::size_t workers = 2;                   // default 2 sandbox workers
+  std::size_t batch_size = 100;              // default 100 packets per sandbox call
+  std::size_t history = 50;                  // default: the newest 50 readings for get_last_reading/2
+  int default_timeout_ms = 100;              // default 100 ms per packet unless the mandate sets parse_timeout_ms
+  std::chrono::milliseconds idle_poll{500};  // default: look at the queue every 500 ms even without a wake-up
+};
+
+class parse_service {
+ public:
+  parse_service(storage::records& records, parse_service_config config = {});
+  ~parse_service();
+  parse_service(const parse_service&) = delete;
+  parse_service& operator=(const parse_service&) = delete;
+
+  void start();
+  void stop();
+  // A packet was queued: look now rather than at the next poll.
+  void wake();
+  // Waits until nothing is queued and no batch is in flight; false on timeout (tests, benchmarks).
+  [[nodiscard]] bool wait_idle(std::chrono::milliseconds timeout);
+
+  // Exclusive use of a device while the hold lives: queued packets of it wait.
+  class hold {
+   public:
+    hold(parse_service& s, storage::device_ref d);
+    ~hold();
+    hold(const hold&) = delete;
+    hold& operator=(const hold&) = delete;
+
+   private:
+    parse_service& service_;
+    storage::device_ref device_;
+  };
+
+  // Parses `items` (all of one device) with the device's current parser and writes their readings
+  // into `generation`, dequeuing them. The caller holds the device (the service's own threads do).
+  [[nodiscard]] storage::result<void> parse_into(const storage::device_ref& device, std::int64_t generation,
+                                                 const std::vector<storage::pending_parse>& items);
+
+  [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
+
+ private:
+  void run();
+  void claim(const storage::device_ref& d);
+  void release(const storage::device_ref& d);
+  [[nodiscard]] int timeout_for(const uuid& mandate) const;
+  sandbox::worker_pool& pool();
+
+  storage::records& records_;
+  parse_service_config config_;
+  storage::parse_queue queue_;
+  std::once_flag pool_started_;
+  std::unique_ptr<sandbox::worker_pool> pool_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::set<storage::device_ref> claimed_;
+  std::string cursor_;
+  bool stopping_ = false;
+  bool woken_ = false;
+  std::vector<std::thread> threads_;
+  std::atomic<std::size_t> parsed_{0};
+};
+
+}  // namespace fl::pipeline

@@ -1,0 +1,54 @@
+#include "storage/ordered_scan.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include "storage/key_codec.hpp"
+
+namespace fl::storage {
+
+result<std::optional<boost::json::object>> decode_document(std::string_view, std::string_view value) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(value, ec);
+  if (ec || !v.is_object()) return error{errc::corruption, "stored document is not a JSON object"};
+  return std::optional<boost::json::object>{std::move(v.get_object())};
+}
+
+result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
+                                          const scan_options& q, const doc_loader& load) {
+  std::string start;
+  if (q.after) {
+    start = key_builder{}.bytes(prefix).i64(q.after->first).id(q.after->second).take();
+  } else if (q.descending && q.until) {
+    start = key_builder{}.bytes(prefix).i64(*q.until).take();  // backward: the last key before `until`
+  } else if (!q.descending && q.from) {
+    start = key_builder{}.bytes(prefix).i64(*q.from).take();  // keys at `from` are skipped below
+  }
+  const std::size_t p = prefix.size();
+  std::vector<ordered_item> out;
+  std::optional<error> failed;
+  auto scanned = db.scan_from(
+      f, prefix, start,
+      [&](std::string_view key, std::string_view value) {
+        if (key.size() != p + 24) return true;  // not an item of this layout
+        const micros t = read_i64(key.substr(p, 8));
+        const uuid id = id_at(key, p + 8);
+        if (q.after && t == q.after->first && id == q.after->second) return true;  // strictly after
+        if (q.descending && q.from && t <= *q.from) return false;
+        if (!q.descending && q.until && t >= *q.until) return false;
+        if ((q.until && t >= *q.until) || (q.from && t <= *q.from)) return true;
+        auto doc = load(key, value);
+        if (!doc) {
+          failed = doc.error();
+          return false;
+        }
+        if (!*doc || (q.keep && !q.keep(**doc))) return true;
+        out.push_back({t, id, std::move(**doc)});
+        return out.size() < q.limit;
+      },
+      q.descending ? direction::backward : direction::forward);
+  if (!scanned) return scanned.error();
+  if (failed) return *failed;
+  return out;
+}
+
+}  // namespace fl::storage

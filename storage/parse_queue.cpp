@@ -1,0 +1,67 @@
+#include "storage/parse_queue.hpp"
+
+#include "storage/key_codec.hpp"
+
+namespace fl::storage {
+
+namespace {
+
+constexpr std::uint8_t pending_kind = 1;
+constexpr std::size_t entry_size = 16 + 1 + 16 + 8 + 16;
+
+std::string device_prefix(const uuid& mandate, const uuid& device) {
+  return key_builder{}.id(mandate).byte(pending_kind).id(device).take();
+}
+
+std::string entry_key(const pending_parse& p) {
+  return key_builder{}.bytes(device_prefix(p.mandate, p.device)).i64(p.transceived_at).id(p.packet).take();
+}
+
+}  // namespace
+
+void parse_queue::push(write_batch& batch, const pending_parse& p) const {
+  batch.put(family::jobs, entry_key(p), {});
+}
+
+void parse_queue::erase(write_batch& batch, const pending_parse& p) const {
+  batch.erase(family::jobs, entry_key(p));
+}
+
+void parse_queue::erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const {
+  batch.erase_prefix(family::jobs, device_prefix(mandate, device));
+}
+
+result<std::vector<pending_parse>> parse_queue::next_device(std::string& cursor, std::size_t limit,
+                                                            const std::set<device_ref>& skip) const {
+  std::vector<pending_parse> out;
+  for (int pass = 0; pass < 2 && out.empty(); ++pass) {
+    const std::string start = pass == 0 ? cursor : std::string{};
+    if (pass == 1 && cursor.empty()) break;  // the first pass already covered everything
+    auto scanned = db_.scan_from(
+        family::jobs, {}, start,
+        [&](std::string_view key, std::string_view) {
+          if (key.size() != entry_size || static_cast<std::uint8_t>(key[16]) != pending_kind) return true;
+          pending_parse p{id_at(key, 0), id_at(key, 17), read_i64(key.substr(33, 8)), id_at(key, 41)};
+          if (!out.empty() && (p.mandate != out.front().mandate || p.device != out.front().device)) return false;
+          if (out.empty() && skip.contains({p.mandate, p.device})) return true;
+          out.push_back(p);
+          return out.size() < limit;
+        },
+        direction::forward);
+    if (!scanned) return scanned.error();
+  }
+  cursor = out.empty() ? std::string{} : prefix_successor(device_prefix(out.front().mandate, out.front().device));
+  return out;
+}
+
+result<bool> parse_queue::has_pending(const uuid& mandate, const uuid& device) const {
+  bool found = false;
+  auto scanned = db_.scan(family::jobs, device_prefix(mandate, device), [&](std::string_view, std::string_view) {
+    found = true;
+    return false;
+  });
+  if (!scanned) return scanned.error();
+  return found;
+}
+
+}  // namespace fl::storage

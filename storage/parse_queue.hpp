@@ -1,0 +1,46 @@
+#pragma once
+// Packets stored but not parsed yet, in the `jobs` family:
+//   mandate(16) | 1 | device(16) | transceived_at(8) | packet id(16) -> ""
+// An entry is written in the same batch as its packet and erased in the same batch as the packet's
+// readings, so after a crash every packet is either parsed or still queued (resumed on start).
+// Consumers take one device at a time, its entries in transceived_at order, round robin over devices.
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "core/time.hpp"
+#include "storage/database.hpp"
+
+namespace fl::storage {
+
+struct pending_parse {
+  uuid mandate;
+  uuid device;
+  micros transceived_at = 0;
+  uuid packet;
+};
+
+using device_ref = std::pair<uuid, uuid>;  // (mandate, device)
+
+class parse_queue {
+ public:
+  explicit parse_queue(database& db) : db_(db) {}
+
+  void push(write_batch& batch, const pending_parse& p) const;
+  void erase(write_batch& batch, const pending_parse& p) const;
+  void erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const;
+
+  // Up to `limit` entries of the first device at or after `cursor` (wrapping around once) that is
+  // not in `skip`; `cursor` moves past that device so the next call serves the next one.
+  [[nodiscard]] result<std::vector<pending_parse>> next_device(std::string& cursor, std::size_t limit,
+                                                               const std::set<device_ref>& skip) const;
+  // Whether any packet of the device waits to be parsed.
+  [[nodiscard]] result<bool> has_pending(const uuid& mandate, const uuid& device) const;
+
+ private:
+  database& db_;
+};
+
+}  // namespace fl::storage

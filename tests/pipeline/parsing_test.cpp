@@ -1,0 +1,154 @@
+// Packets become readings off the request path: through the real sandbox, stored atomically,
+// failures kept and visible, resumed after a restart.
+#include <chrono>
+
+#include "support/api_fixture.hpp"
+
+namespace fl::testing {
+
+namespace {
+
+const char* const parser_code = R"(defmodule Parser do
+  use Platform.Parsing.Behaviour
+  require Logger
+
+  def parse(<<0xFF>>, _meta) do
+    Logger.warn("frame 0xFF is broken")
+    raise "broken frame"
+  end
+
+  def parse(<<v, 1>>, _meta) do
+    {%{v: v}, measured_at: DateTime.from_unix!(1_704_067_200), location: {13.4, 52.5},
+     fields: %{"status" => %{"last_v" => v}}}
+  end
+
+  def parse(<<v>>, meta) do
+    %{v: v, previous: get(get_last_reading(meta, []), [:data, :v])}
+  end
+
+  def parse(_, _), do: []
+end
+)";
+
+}  // namespace
+
+class parsing : public api_fixture {
+ protected:
+  void SetUp() override {
+    api_fixture::SetUp();
+    mandate_ = make_mandate("M", json::array{"api_packets_writeable"});
+    key_ = make_key(mandate_, "admin");
+    folder_ = make_folder(key_, "F");
+    auto parser =
+        call("POST", "/admin/v1/mandates/" + mandate_ + "/parsers", superadmin_,
+             json::object{{"parser", json::object{{"name", "p"}, {"language", "ex"}, {"code", parser_code}}}});
+    ASSERT_EQ(parser.status, 201) << parser.text;
+    parser_ = parser.id();
+    device_ = make_device(key_, "meter", folder_);
+    auto edited = call("PATCH", "/api/v1/devices/" + device_, key_,
+                       json::object{{"device", json::object{{"parser_id", parser_}}}});
+    ASSERT_EQ(edited.status, 200) << edited.text;
+  }
+  reply send(const std::string& hex, const std::string& at, json::object extra = {}) const {
+    extra["payload_encoding"] = "binary";
+    extra["payload"] = hex;
+    extra["transceived_at"] = at;
+    return call("POST", "/api/v1/devices/" + device_ + "/packets", key_, json::object{{"packet", extra}});
+  }
+  void parse_all() const {
+    app_->parsing.start();
+    ASSERT_TRUE(app_->parsing.wait_idle(std::chrono::seconds(60)));
+  }
+  json::array readings(const std::string& query = "sort_direction=asc") const {
+    auto r = call("GET", "/api/v1/devices/" + device_ + "/readings?" + query, key_);
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.data().as_array();
+  }
+  json::object packet(const std::string& id) const {
+    return call("GET", "/api/v1/devices/" + device_ + "/packets/" + id, key_).data().as_object();
+  }
+  std::string mandate_, key_, folder_, parser_, device_;
+};
+
+TEST_F(parsing, packets_become_readings_in_transceived_order_with_history) {
+  auto first = send("01", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(first.status, 200) << first.text;
+  EXPECT_EQ(first.data().at("parse_status"), "pending");  // answered before parsing
+  auto third = send("0701", "2024-05-01T10:02:00Z");
+  auto second = send("02", "2024-05-01T10:01:00Z");
+  parse_all();
+
+  auto list = readings("sort_direction=asc");
+  ASSERT_EQ(list.size(), 3u);
+  // measured_at: from the parser when it says so, else the packet's time.
+  EXPECT_EQ(list[0].at("measured_at"), "2024-01-01T00:00:00.000000Z");
+  EXPECT_EQ(list[0].at("packet_id"), third.id());
+  EXPECT_EQ(list[0].at("location").at("coordinates").as_array()[0], 13.4);
+  EXPECT_EQ(list[1].at("measured_at"), "2024-05-01T10:00:00.000000Z");
+  EXPECT_EQ(list[1].at("data").at("v"), 1);
+  EXPECT_TRUE(list[1].at("data").at("previous").is_null());
+  // Parsed in transceived_at order: packet 2 saw packet 1's reading, not packet 3's.
+  EXPECT_EQ(list[2].at("data").at("previous"), 1);
+  EXPECT_EQ(list[2].at("parser_id"), parser_);
+  EXPECT_EQ(list[2].at("device_id"), device_);
+  EXPECT_TRUE(list[2].at("location").is_null());
+  for (const auto& r : list) EXPECT_TRUE(parse_timestamp(r.at("inserted_at").as_string()).has_value());
+
+  EXPECT_EQ(packet(second.id()).at("parse_status"), "parsed");
+  EXPECT_EQ(packet(second.id()).at("readings_count"), 1);
+  // Profile writes land in the device's fields.
+  auto device = call("GET", "/api/v1/devices/" + device_, key_);
+  EXPECT_EQ(device.data().at("fields").at("status").at("last_v"), 7) << device.text;
+}
+
+TEST_F(parsing, failures_keep_the_packet_and_record_kind_message_and_logs) {
+  auto bad = send("FF", "2024-05-01T10:00:00Z");
+  auto good = send("05", "2024-05-01T10:01:00Z");
+  parse_all();
+  const auto failed = packet(bad.id());
+  EXPECT_EQ(failed.at("parse_status"), "failed");
+  const auto& error = failed.at("parse_error").as_object();
+  EXPECT_EQ(error.at("kind"), "parse_error");
+  EXPECT_NE(std::string(error.at("message").as_string()).find("broken frame"), std::string::npos) << error;
+  ASSERT_FALSE(error.at("logs").as_array().empty());
+  EXPECT_NE(std::string(error.at("logs").as_array()[0].as_string()).find("frame 0xFF is broken"), std::string::npos);
+  EXPECT_EQ(packet(good.id()).at("parse_status"), "parsed");
+  EXPECT_EQ(readings().size(), 1u);
+}
+
+TEST_F(parsing, skipped_packets_and_devices_without_parser_make_no_readings) {
+  auto skipped = send("01", "2024-05-01T10:00:00Z", {{"skip_parsers", true}});
+  auto meta = send("02", "2024-05-01T10:01:00Z", {{"is_meta", true}});
+  const auto plain = make_device(key_, "plain", folder_);
+  auto unparsed = call("POST", "/api/v1/devices/" + plain + "/packets", key_,
+                       json::object{{"packet", json::object{{"payload_encoding", "binary"}, {"payload", "01"}}}});
+  parse_all();
+  EXPECT_EQ(packet(skipped.id()).at("parse_status"), "skipped");
+  EXPECT_EQ(packet(meta.id()).at("parse_status"), "skipped");
+  EXPECT_EQ(unparsed.data().at("parse_status"), "skipped");
+  EXPECT_TRUE(readings().empty());
+}
+
+TEST_F(parsing, a_restart_resumes_packets_stored_but_not_parsed) {
+  send("01", "2024-05-01T10:00:00Z");
+  send("02", "2024-05-01T10:01:00Z");
+  open();  // the server stops before parsing anything and starts again on the same data
+  parse_all();
+  EXPECT_EQ(readings().size(), 2u);
+}
+
+TEST_F(parsing, deleting_a_packet_with_remove_readings_removes_its_readings) {
+  auto kept = send("01", "2024-05-01T10:00:00Z");
+  auto dropped = send("02", "2024-05-01T10:01:00Z");
+  parse_all();
+  ASSERT_EQ(readings().size(), 2u);
+  const std::string base = "/api/v1/devices/" + device_ + "/packets/";
+  EXPECT_EQ(call("DELETE", base + dropped.id() + "?remove_readings=true", key_).status, 200);
+  auto left = readings();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].at("packet_id"), kept.id());
+  EXPECT_EQ(call("DELETE", base + kept.id(), key_).status, 200);
+  EXPECT_EQ(readings().size(), 1u);  // without remove_readings the readings stay
+}
+
+}  // namespace fl::testing
