@@ -5,6 +5,7 @@
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/folders.hpp"
+#include "api/resources/list_filter.hpp"
 #include "api/resources/readings.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
@@ -118,11 +119,14 @@ http_response device_list_response(request_context& ctx, const device_renderer& 
   for (const char* t : {"measured_before", "measured_after", "measured_at"}) {
     if (auto ts = timestamp_param(ctx.query, t); !ts) return error_response(ts.error());
   }
-  if (ctx.query.has("filter"))
-    return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  auto keep = filter_param(ctx.query, filter::device_schema());
+  if (!keep) return error_response(keep.error());
   std::vector<json::object> views;
   views.reserve(docs.size());
-  for (auto& d : docs) views.push_back(r.view(std::move(d)));
+  for (auto& d : docs) {
+    auto view = r.view(std::move(d));
+    if (!*keep || (*keep)(view)) views.push_back(std::move(view));
+  }
   auto page = paginate(std::move(views), *page_req);
   if (!page) return error_response(page.error());
   // Only the devices of this page get their readings loaded.

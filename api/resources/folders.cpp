@@ -4,6 +4,7 @@
 
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
+#include "api/resources/list_filter.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 
@@ -63,10 +64,14 @@ http_response folder_list_response(const folder_tree& tree, std::vector<uuid> id
   if (!page_req) return error_response(page_req.error());
   auto with_profile = boolean_param(query, "with_profile", false);
   if (!with_profile) return error_response(with_profile.error());
-  if (query.has("filter")) return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  auto keep = filter_param(query, filter::folder_schema());
+  if (!keep) return error_response(keep.error());
   std::vector<json::object> views;
   views.reserve(ids.size());
-  for (const auto& id : ids) views.push_back(tree.view(id));
+  for (const auto& id : ids) {
+    auto view = tree.view(id);
+    if (!*keep || (*keep)(view)) views.push_back(std::move(view));
+  }
   auto page = paginate(std::move(views), *page_req);
   if (!page) return error_response(page.error());
   return list_response(page->items, page->retrieve_after_id);

@@ -5,6 +5,7 @@
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
+#include "api/resources/list_filter.hpp"
 #include "api/resources/mandates.hpp"
 #include "api/resources/ordered_lists.hpp"
 #include "core/crypto.hpp"
@@ -115,19 +116,20 @@ http_response packets_list(request_context& ctx, const std::vector<uuid>& device
   if (!page_req) return error_response(page_req.error());
   auto timeout = stream_timeout(ctx.query);
   if (!timeout) return error_response(timeout.error());
-  if (ctx.query.has("filter"))
-    return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  auto keep = filter_param(ctx.query, filter::packet_schema());
+  if (!keep) return error_response(keep.error());
   ordered_list list;
   list.sources = devices.size();
   list.limit = page_req->limit;
   list.options.descending = page_req->descending;
   list.options.from = page_req->after;
   list.options.until = page_req->before;
+  list.options.keep = std::move(*keep);
   if (const std::string* type = ctx.query.find("packet_type")) {
-    list.options.keep = [type = *type](const json::object& doc) {
+    list.options.keep = both(std::move(list.options.keep), [type = *type](const json::object& doc) {
       const auto* t = doc.if_contains("packet_type");
       return t && t->is_string() && t->get_string() == type;
-    };
+    });
   }
   if (page_req->retrieve_after && mode == list_mode::page) {
     auto found = checked(ctx.app.packets.find(ctx.mandate(), *page_req->retrieve_after));

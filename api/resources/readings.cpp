@@ -4,6 +4,7 @@
 
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
+#include "api/resources/list_filter.hpp"
 #include "api/resources/ordered_lists.hpp"
 
 namespace fl::api {
@@ -53,8 +54,8 @@ http_response readings_list(request_context& ctx, const std::vector<uuid>& devic
   if (!page_req) return error_response(page_req.error());
   auto timeout = stream_timeout(ctx.query);
   if (!timeout) return error_response(timeout.error());
-  if (ctx.query.has("filter"))
-    return error_response(invalid("filter", "expressions are not supported by this server yet"));
+  auto keep = filter_param(ctx.query, filter::reading_schema());
+  if (!keep) return error_response(keep.error());
   auto measured = measured_interval(ctx.query, true);
   if (!measured) return error_response(measured.error());
   interval inserted;
@@ -80,10 +81,11 @@ http_response readings_list(request_context& ctx, const std::vector<uuid>& devic
   list.options.descending = page_req->descending;
   list.options.from = scanned.from;
   list.options.until = scanned.until;
+  list.options.keep = std::move(*keep);
   if (checked_bounds.bounded()) {
-    list.options.keep = [checked_bounds, checked_field](const json::object& doc) {
+    list.options.keep = both(std::move(list.options.keep), [checked_bounds, checked_field](const json::object& doc) {
       return checked_bounds.contains(time_field(doc, checked_field));
-    };
+    });
   }
   // Each device's current generation, read once: the whole answer comes from one generation.
   std::vector<std::int64_t> generations;
