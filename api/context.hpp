@@ -13,6 +13,7 @@
 #include "core/query.hpp"
 #include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
+#include "pipeline/reparse.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/readings.hpp"
@@ -36,13 +37,14 @@ struct principal {
 // The parse service is built here but only parses once started (serve starts it).
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
-                       pipeline::parse_service_config parsing_config = {})
+                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {})
       : records(r),
         packets(r.db()),
         readings(r.db()),
         parse_queue(r.db()),
         default_rate(default_rate_policy),
-        parsing(r, parsing_config) {}
+        parsing(r, parsing_config),
+        reparse(r, parsing, reparse_config) {}
   storage::records& records;
   storage::packets packets;
   storage::readings readings;
@@ -51,6 +53,7 @@ struct app_context {
   rate_limiter limiter;
   pipeline::parser_checker parsers;
   pipeline::parse_service parsing;
+  pipeline::reparse_runner reparse;
 };
 
 struct request_context {

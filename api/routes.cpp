@@ -8,6 +8,7 @@
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
 #include "api/resources/readings.hpp"
+#include "api/resources/reparse.hpp"
 
 namespace fl::api {
 
@@ -53,6 +54,8 @@ constexpr route api_table[] = {
     {"POST", "devices/:device/packets", access::mandate_write, create_packet},
     {"GET", "devices/:device/packets/stream", access::mandate_read, stream_packets},
     {"GET", "devices/:device/readings", access::mandate_read, list_readings},
+    {"POST", "devices/:device/reparse", access::mandate_write, start_reparse},
+    {"GET", "devices/:device/reparse", access::mandate_read, show_reparse},
     {"GET", "devices/:device/readings/stream", access::mandate_read, stream_readings},
     {"GET", "devices/:device/packets/:packet", access::mandate_read, show_packet},
     {"PUT", "devices/:device/packets/:packet", access::mandate_write, update_packet},
@@ -88,6 +91,9 @@ constexpr route admin_table[] = {
     {"PATCH", "api_keys/:key_id", access::superadmin, admin_edit_key},
     {"PUT", "api_keys/:key_id", access::superadmin, admin_edit_key},
     {"DELETE", "api_keys/:key_id", access::superadmin, admin_delete_key},
+
+    {"POST", "devices/:device/reparse", access::superadmin, admin_start_reparse},
+    {"GET", "devices/:device/reparse", access::superadmin, admin_show_reparse},
 
     {"GET", "mandates/:mandate_id/parsers", access::superadmin, admin_list_parsers},
     {"POST", "mandates/:mandate_id/parsers", access::superadmin, admin_create_parser},

@@ -150,7 +150,8 @@ int parse_service::timeout_for(const uuid& mandate) const {
 }
 
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
-                                                const std::vector<storage::pending_parse>& items) {
+                                                const std::vector<storage::pending_parse>& items,
+                                                const std::function<void(storage::write_batch&)>& also) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -228,6 +229,7 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
     packets.put(batch, mandate, loaded[i].entry.packet, (*present)->at, doc);
   }
   if (profile_changed) records_.put(batch, {record_kind::device, mandate, device_id}, **current_device);
+  if (also) also(batch);
   // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
   if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
   parsed_ += inputs.size();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -65,8 +66,10 @@ class parse_service {
 
   // Parses `items` (all of one device) with the device's current parser and writes their readings
   // into `generation`, dequeuing them. The caller holds the device (the service's own threads do).
+  // `also` adds to the same batch (a reparse job records its progress with the readings).
   [[nodiscard]] storage::result<void> parse_into(const storage::device_ref& device, std::int64_t generation,
-                                                 const std::vector<storage::pending_parse>& items);
+                                                 const std::vector<storage::pending_parse>& items,
+                                                 const std::function<void(storage::write_batch&)>& also = {});
 
   [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
 

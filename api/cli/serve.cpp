@@ -115,10 +115,12 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   server.listen(host, port);
   // Packets stored but not parsed before the last stop are picked up from the queue now.
   app.parsing.start();
+  app.reparse.start();  // unfinished reparse jobs continue from their stored progress
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
   std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
   std::fflush(stdout);
   server.run(true);
+  app.reparse.stop();
   app.parsing.stop();  // a batch in flight finishes; what is still queued is parsed after the next start
   spdlog::info("stopped");
 }

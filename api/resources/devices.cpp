@@ -414,6 +414,7 @@ http_response delete_device(request_context& ctx) {
   ctx.records().erase_slug(batch, record_kind::device, ctx.mandate(), doc->at("slug").as_string());
   ctx.records().erase_device_data(batch, ctx.mandate(), id);
   ctx.app.parse_queue.erase_device(batch, ctx.mandate(), id);
+  storage::reparse_jobs(ctx.records().db()).erase(batch, {ctx.mandate(), id});
   if (auto erased = checked(ctx.app.readings.erase_device(batch, ctx.mandate(), id)); !erased)
     return error_response(erased.error());
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());

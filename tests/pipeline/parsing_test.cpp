@@ -1,74 +1,10 @@
 // Packets become readings off the request path: through the real sandbox, stored atomically,
 // failures kept and visible, resumed after a restart.
-#include <chrono>
-
-#include "support/api_fixture.hpp"
+#include "pipeline/pipeline_fixture.hpp"
 
 namespace fl::testing {
 
-namespace {
-
-const char* const parser_code = R"(defmodule Parser do
-  use Platform.Parsing.Behaviour
-  require Logger
-
-  def parse(<<0xFF>>, _meta) do
-    Logger.warn("frame 0xFF is broken")
-    raise "broken frame"
-  end
-
-  def parse(<<v, 1>>, _meta) do
-    {%{v: v}, measured_at: DateTime.from_unix!(1_704_067_200), location: {13.4, 52.5},
-     fields: %{"status" => %{"last_v" => v}}}
-  end
-
-  def parse(<<v>>, meta) do
-    %{v: v, previous: get(get_last_reading(meta, []), [:data, :v])}
-  end
-
-  def parse(_, _), do: []
-end
-)";
-
-}  // namespace
-
-class parsing : public api_fixture {
- protected:
-  void SetUp() override {
-    api_fixture::SetUp();
-    mandate_ = make_mandate("M", json::array{"api_packets_writeable"});
-    key_ = make_key(mandate_, "admin");
-    folder_ = make_folder(key_, "F");
-    auto parser =
-        call("POST", "/admin/v1/mandates/" + mandate_ + "/parsers", superadmin_,
-             json::object{{"parser", json::object{{"name", "p"}, {"language", "ex"}, {"code", parser_code}}}});
-    ASSERT_EQ(parser.status, 201) << parser.text;
-    parser_ = parser.id();
-    device_ = make_device(key_, "meter", folder_);
-    auto edited = call("PATCH", "/api/v1/devices/" + device_, key_,
-                       json::object{{"device", json::object{{"parser_id", parser_}}}});
-    ASSERT_EQ(edited.status, 200) << edited.text;
-  }
-  reply send(const std::string& hex, const std::string& at, json::object extra = {}) const {
-    extra["payload_encoding"] = "binary";
-    extra["payload"] = hex;
-    extra["transceived_at"] = at;
-    return call("POST", "/api/v1/devices/" + device_ + "/packets", key_, json::object{{"packet", extra}});
-  }
-  void parse_all() const {
-    app_->parsing.start();
-    ASSERT_TRUE(app_->parsing.wait_idle(std::chrono::seconds(60)));
-  }
-  json::array readings(const std::string& query = "sort_direction=asc") const {
-    auto r = call("GET", "/api/v1/devices/" + device_ + "/readings?" + query, key_);
-    EXPECT_EQ(r.status, 200) << r.text;
-    return r.data().as_array();
-  }
-  json::object packet(const std::string& id) const {
-    return call("GET", "/api/v1/devices/" + device_ + "/packets/" + id, key_).data().as_object();
-  }
-  std::string mandate_, key_, folder_, parser_, device_;
-};
+class parsing : public pipeline_fixture {};
 
 TEST_F(parsing, packets_become_readings_in_transceived_order_with_history) {
   auto first = send("01", "2024-05-01T10:00:00Z");

@@ -68,7 +68,7 @@ class api_fixture : public ::testing::Test {
     api::ensure_superadmin_key(*records_, dir_.path());
     std::ifstream in(dir_.path() / "superadmin.key");
     std::getline(in, superadmin_);
-    app_ = std::make_unique<api::app_context>(*records_);
+    app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_);
     router_ = std::make_unique<api::router>(*app_);
   }
 
@@ -142,6 +142,8 @@ class api_fixture : public ::testing::Test {
   temp_dir dir_;
   std::unique_ptr<storage::database> db_;
   std::unique_ptr<storage::records> records_;
+  pipeline::parse_service_config parse_config_;  // tests of the pipeline tune these before open()
+  pipeline::reparse_config reparse_config_;
   std::unique_ptr<api::app_context> app_;
   std::unique_ptr<api::router> router_;
   std::string superadmin_;

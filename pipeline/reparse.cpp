@@ -1,0 +1,225 @@
+#include "pipeline/reparse.hpp"
+
+#include <iostream>
+
+#include "storage/packets.hpp"
+#include "storage/readings.hpp"
+
+namespace fl::pipeline {
+
+namespace json = boost::json;
+
+namespace {
+
+std::int64_t int_field(const json::object& job, const char* name) {
+  const auto* v = job.if_contains(name);
+  return v && v->is_int64() ? v->get_int64() : 0;
+}
+std::string state_of(const json::object& job) {
+  const auto* v = job.if_contains("state");
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+bool finished(const json::object& job) {
+  const auto s = state_of(job);
+  return s == "done" || s == "failed";
+}
+
+}  // namespace
+
+reparse_runner::reparse_runner(storage::records& records, parse_service& parsing, reparse_config config)
+    : records_(records), parsing_(parsing), config_(config), jobs_(records.db()) {}
+
+reparse_runner::~reparse_runner() {
+  stop();
+}
+
+storage::result<void> reparse_runner::save(const storage::device_ref& device, const json::object& job) {
+  auto batch = records_.db().batch();
+  jobs_.put(batch, device, job);
+  return records_.db().write(batch, storage::durability::synced);
+}
+
+void reparse_runner::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  auto all = jobs_.all();
+  if (!all) {
+    std::cerr << "reparse jobs: " << all.error().message << "\n";
+  } else {
+    for (auto& [device, job] : *all) {
+      if (state_of(job) == "cleaning") {
+        // Nobody can be reading the old generation of a server that was not running.
+        job["clean_after"] = 0;
+        (void)save(device, job);
+      }
+      if (!finished(job)) queue_.push_back(device);
+    }
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+void reparse_runner::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+storage::result<json::object> reparse_runner::request(const storage::device_ref& device) {
+  std::lock_guard lock(mutex_);
+  auto current = jobs_.get(device);
+  if (!current) return current.error();
+  if (*current && state_of(**current) == "running") return std::move(**current);
+  storage::readings readings(records_.db());
+  auto generation = readings.generation(device.first, device.second);
+  if (!generation) return generation.error();
+  // A previous job's old generation still waiting for its grace period is erased by that job;
+  // this one builds on top of the current generation.
+  std::int64_t from = *generation;
+  if (*current && state_of(**current) == "cleaning") {
+    auto batch = records_.db().batch();
+    if (auto r = readings.erase_generation(batch, device.first, device.second, int_field(**current, "from_generation"));
+        !r)
+      return r.error();
+    if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w.error();
+  }
+  const micros now = now_micros();
+  json::object job{{"id", uuid::random().str()},
+                   {"device_id", device.second.str()},
+                   {"state", "running"},
+                   {"from_generation", from},
+                   {"to_generation", from + 1},
+                   {"packets_done", 0},
+                   {"readings_created", 0},
+                   {"resume_t", nullptr},
+                   {"resume_id", nullptr},
+                   {"started_at", format_iso(now)},
+                   {"switched_at", nullptr},
+                   {"finished_at", nullptr},
+                   {"error", nullptr}};
+  // Readings of an abandoned earlier attempt at this generation must not leak into this one.
+  {
+    auto batch = records_.db().batch();
+    if (auto r = readings.erase_generation(batch, device.first, device.second, from + 1); !r) return r.error();
+    jobs_.put(batch, device, job);
+    if (auto w = records_.db().write(batch, storage::durability::synced); !w) return w.error();
+  }
+  queue_.push_back(device);
+  changed_.notify_all();
+  return job;
+}
+
+storage::result<std::optional<json::object>> reparse_runner::status(const storage::device_ref& device) const {
+  return jobs_.get(device);
+}
+
+bool reparse_runner::wait_idle(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] { return queue_.empty() && busy_ == 0; });
+}
+
+void reparse_runner::run() {
+  while (true) {
+    storage::device_ref device;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      if (queue_.empty()) continue;
+      device = queue_.front();
+      queue_.pop_front();
+      ++busy_;
+    }
+    auto job = jobs_.get(device);
+    storage::result<void> done;
+    bool requeue = false;
+    if (!job) {
+      done = job.error();
+    } else if (*job && state_of(**job) == "running") {
+      done = work(device, **job);
+      requeue = done && state_of(**job) == "cleaning";
+    } else if (*job && state_of(**job) == "cleaning") {
+      if (now_micros() >= int_field(**job, "clean_after")) {
+        done = clean(device, **job);
+      } else {
+        requeue = true;
+      }
+    }
+    if (!done) std::cerr << "reparse of " << device.second.str() << ": " << done.error().message << "\n";
+    {
+      std::unique_lock lock(mutex_);
+      --busy_;
+      // A job waiting out its grace period comes round again; failures are retried after a pause.
+      if (requeue || !done) queue_.push_back(device);
+      changed_.notify_all();
+      if (requeue || !done) changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+    }
+  }
+}
+
+storage::result<void> reparse_runner::work(const storage::device_ref& device, json::object& job) {
+  // Exclusive use of the device: its queued packets wait (and are parsed into the new generation
+  // after the switch if this job did not already take them).
+  parse_service::hold hold(parsing_, device);
+  storage::packets packets(records_.db());
+  const std::int64_t target = int_field(job, "to_generation");
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return {};  // resumed on the next start from the stored progress
+    }
+    storage::scan_options chunk{.descending = false, .limit = config_.batch_size};
+    if (job.at("resume_id").is_string())
+      chunk.after = std::pair{int_field(job, "resume_t"), *uuid::parse(job.at("resume_id").as_string())};
+    auto items = packets.page(device.first, device.second, chunk);
+    if (!items) return items.error();
+    if (items->empty()) break;
+    std::vector<storage::pending_parse> batch;
+    for (const auto& item : *items) batch.push_back({device.first, device.second, item.t, item.id});
+    json::object next = job;
+    next["packets_done"] = int_field(job, "packets_done") + static_cast<std::int64_t>(items->size());
+    next["resume_t"] = items->back().t;
+    next["resume_id"] = items->back().id.str();
+    auto parsed =
+        parsing_.parse_into(device, target, batch, [&](storage::write_batch& b) { jobs_.put(b, device, next); });
+    if (!parsed) return parsed;
+    job = std::move(next);
+    if (items->size() < config_.batch_size) break;
+  }
+  // The switch: one synced write makes the new generation the device's readings.
+  auto lock = records_.writer();
+  auto present = records_.get({storage::record_kind::device, device.first, device.second});
+  if (!present) return present.error();
+  auto batch = records_.db().batch();
+  const micros now = now_micros();
+  if (!*present) {
+    job["state"] = "failed";
+    job["error"] = "the device was deleted during the reparse";
+    job["finished_at"] = format_iso(now);
+  } else {
+    storage::readings(records_.db()).set_generation(batch, device.first, device.second, target);
+    job["state"] = "cleaning";
+    job["switched_at"] = format_iso(now);
+    job["clean_after"] = now + std::chrono::duration_cast<std::chrono::microseconds>(config_.clean_grace).count();
+  }
+  jobs_.put(batch, device, job);
+  return records_.db().write(batch, storage::durability::synced);
+}
+
+storage::result<void> reparse_runner::clean(const storage::device_ref& device, json::object& job) {
+  auto batch = records_.db().batch();
+  if (auto r = storage::readings(records_.db())
+                   .erase_generation(batch, device.first, device.second, int_field(job, "from_generation"));
+      !r)
+    return r;
+  job["state"] = "done";
+  job["finished_at"] = format_iso(now_micros());
+  job.erase("clean_after");
+  jobs_.put(batch, device, job);
+  return records_.db().write(batch, storage::durability::synced);
+}
+
+}  // namespace fl::pipeline

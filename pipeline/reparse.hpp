@@ -1,0 +1,64 @@
+#pragma once
+// Reparse: an operator re-runs a device's current parser over all its stored packets, in
+// transceived_at order, into a new readings generation; then one write switches the device to it.
+// Queries read one generation, so they see the old readings or the new ones, never a mix.
+//
+// Job states: running -> cleaning -> done (or failed). Progress (the last packet done) is stored
+// with each batch of new readings, so a kill -9 at any point resumes where the data says. The old
+// generation is erased once `clean_grace` has passed after the switch (a stream that started
+// before the switch may still be reading it), or at the next start.
+#include <boost/json/object.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "pipeline/parse_service.hpp"
+#include "storage/reparse_jobs.hpp"
+
+namespace fl::pipeline {
+
+struct reparse_config {
+  std::size_t batch_size = 100;           // default 100 packets per sandbox call and progress write
+  std::chrono::seconds clean_grace{200};  // default 200 s: longer than the longest stream (180 s)
+};
+
+class reparse_runner {
+ public:
+  reparse_runner(storage::records& records, parse_service& parsing, reparse_config config = {});
+  ~reparse_runner();
+  reparse_runner(const reparse_runner&) = delete;
+  reparse_runner& operator=(const reparse_runner&) = delete;
+
+  // Erases generations left switched by a previous run, queues unfinished jobs, starts the thread.
+  void start();
+  void stop();
+
+  // Starts a job for the device, or returns the one still running. The job is stored (synced)
+  // before this returns, so it survives a crash even before it begins.
+  [[nodiscard]] storage::result<boost::json::object> request(const storage::device_ref& device);
+  [[nodiscard]] storage::result<std::optional<boost::json::object>> status(const storage::device_ref& device) const;
+  // Waits until no job is running or cleaning; false on timeout (tests).
+  [[nodiscard]] bool wait_idle(std::chrono::milliseconds timeout);
+
+ private:
+  void run();
+  storage::result<void> work(const storage::device_ref& device, boost::json::object& job);
+  storage::result<void> clean(const storage::device_ref& device, boost::json::object& job);
+  storage::result<void> save(const storage::device_ref& device, const boost::json::object& job);
+
+  storage::records& records_;
+  parse_service& parsing_;
+  reparse_config config_;
+  storage::reparse_jobs jobs_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<storage::device_ref> queue_;
+  std::size_t busy_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace fl::pipeline
