@@ -26,6 +26,7 @@ struct serve_options {
   api::server_limits limits;
   api::rate_policy default_rate;  // for keys without their own limit
   pipeline::parse_service_config parsing;
+  pipeline::reparse_config reparse;
 };
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
@@ -78,6 +79,10 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.batch_size = v.to_number<std::size_t>();
     else if (key == "parse_timeout_ms")
       options.parsing.default_timeout_ms = v.to_number<int>();
+    else if (key == "reparse_batch_size")
+      options.reparse.batch_size = v.to_number<std::size_t>();
+    else if (key == "reparse_clean_grace_s")
+      options.reparse.clean_grace = seconds(v);
     else
       throw std::runtime_error("unknown key in config file: " + std::string(key));
   }
@@ -86,7 +91,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
       options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
-      options.parsing.default_timeout_ms > 60'000)
+      options.parsing.default_timeout_ms > 60'000 || options.reparse.batch_size < 1 ||
+      options.reparse.batch_size > 10'000 || options.reparse.clean_grace.count() < 0)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 
@@ -109,7 +115,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   storage::records records(**db);
   api::ensure_superadmin_key(records, options.data);
 
-  api::app_context app(records, options.default_rate, options.parsing);
+  api::app_context app(records, options.default_rate, options.parsing, options.reparse);
   api::router routes(app);
   api::http_server server(routes, options.limits);
   server.listen(host, port);

@@ -12,59 +12,12 @@
 
 #include <gtest/gtest.h>
 #include "api/http/client.hpp"
+#include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fl::testing {
 
 namespace {
-
-// A running server; killed when the test leaves early, so a failed assertion leaves no process.
-struct server_process {
-  pid_t pid = -1;
-  std::uint16_t port = 0;
-  server_process(pid_t p, std::uint16_t port_) : pid(p), port(port_) {}
-  server_process(const server_process&) = delete;
-  server_process& operator=(const server_process&) = delete;
-  ~server_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
-std::unique_ptr<server_process> start_server(const std::filesystem::path& data) {
-  int out[2];
-  EXPECT_EQ(::pipe(out), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    ::close(out[0]);
-    ::close(out[1]);
-    ::execl(FIELDLINE_BINARY, FIELDLINE_BINARY, "serve", "--data", data.c_str(), "--listen", "127.0.0.1:0",
-            static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  // stdout carries one line naming the port: "fieldline listening on http://127.0.0.1:PORT ..."
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  ::close(out[0]);
-  auto p = std::make_unique<server_process>(pid, 0);
-  const auto at = line.find("listening on http://127.0.0.1:");
-  EXPECT_NE(at, std::string::npos) << line;
-  if (at != std::string::npos) p->port = static_cast<std::uint16_t>(std::stoi(line.substr(at + 30)));
-  return p;
-}
-
-int stop_server(server_process& p) {
-  ::kill(p.pid, SIGTERM);
-  int status = 0;
-  ::waitpid(p.pid, &status, 0);
-  p.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 std::string run(const std::string& command) {
   std::array<char, 4096> buf{};
