@@ -8,5 +8,6 @@ void add_serve_command(CLI::App& app);
 void add_admin_command(CLI::App& app);
 void add_parser_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_reparse_command(CLI::App& app);
 
 }  // namespace fl::cli

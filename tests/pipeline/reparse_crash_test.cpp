@@ -2,8 +2,10 @@
 // progress and the device ends with exactly one new reading per packet, none of them old.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdio>
 #include <set>
 #include <thread>
 
@@ -174,6 +176,18 @@ TEST(reparse_crash, kill_9_at_any_point_then_restart_finishes_with_only_new_read
     EXPECT_EQ(packets.size(), static_cast<std::size_t>(packet_count));
   }
   EXPECT_GE(interrupted, 1);  // at least one kill really hit a running job
+
+  // The operator's command: starts a job and follows it to the end.
+  std::string cmd = FIELDLINE_BINARY;
+  cmd += " reparse --device " + device + " --server 127.0.0.1:" + std::to_string(server->port);
+  cmd += " --data " + data.string() + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 256> buf{};
+  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << out;
+  EXPECT_NE(out.find("started"), std::string::npos) << out;
+  EXPECT_NE(out.find("done: 2000 packets parsed"), std::string::npos) << out;
   EXPECT_EQ(stop_server(*server), 0);
 }
 
