@@ -114,7 +114,7 @@ database::~database() = default;
 
 result<std::unique_ptr<database>> database::open(const open_options& options) {
   std::error_code ec;
-  std::filesystem::create_directories(options.dir, ec);
+  if (!options.read_only) std::filesystem::create_directories(options.dir, ec);
   if (ec) return error{errc::io, "cannot create " + options.dir.string() + ": " + ec.message()};
 
   rocksdb::DBOptions db_options;
@@ -132,7 +132,11 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
 
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  auto status = rocksdb::DB::Open(db_options, options.dir.string(), descriptors, &handles, &raw);
+  // Read-only opens take no lock, so tools can read while a server owns the directory; they see
+  // what was written up to the moment they opened (the WAL is replayed into their own memtable).
+  auto status = options.read_only
+                    ? rocksdb::DB::OpenForReadOnly(db_options, options.dir.string(), descriptors, &handles, &raw)
+                    : rocksdb::DB::Open(db_options, options.dir.string(), descriptors, &handles, &raw);
   if (!status.ok()) return map_status(status, "opening " + options.dir.string());
 
   auto state = std::make_unique<impl>();

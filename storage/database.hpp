@@ -46,6 +46,7 @@ struct open_options {
   std::filesystem::path dir;
   std::size_t block_cache_bytes = 64u << 20;  // default 64 MiB shared block cache
   int background_jobs = 2;                    // default: one per core on the reference machine
+  bool read_only = false;                     // default read-write; read-only needs an existing database
 };
 
 class database {

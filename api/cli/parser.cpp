@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "api/cli/commands.hpp"
+#include "api/cli/replay_device.hpp"
 #include "core/crypto.hpp"
 #include "core/json_out.hpp"
 #include "core/time.hpp"
@@ -277,15 +278,26 @@ void add_parser_command(CLI::App& app) {
   test->callback([targs] { std::exit(test_command(targs->files, targs->json, targs->strict)); });
 
   struct replay_args {
-    std::string file, packets;
+    std::string file, packets, device, data = "./data";
+    bool diff = false;
   };
   auto rargs = std::make_shared<replay_args>();
-  auto* replay = parser->add_subcommand("replay", "Parse recorded packets and print readings as NDJSON");
+  auto* replay = parser->add_subcommand("replay", "Parse recorded or stored packets and print readings as NDJSON");
   replay->add_option("file", rargs->file, "Parser file (.ex)")->required()->check(CLI::ExistingFile);
-  replay->add_option("--packets", rargs->packets, "Packets, one JSON object per line (API shape)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  replay->callback([rargs] { std::exit(replay_command(rargs->file, rargs->packets)); });
+  auto* packets = replay->add_option("--packets", rargs->packets, "Packets, one JSON object per line (API shape)")
+                      ->check(CLI::ExistingFile);
+  auto* device = replay->add_option("--device", rargs->device, "A device whose stored packets to parse");
+  packets->excludes(device);
+  replay->add_option("--data", rargs->data, "Data directory (with --device; read-only)")->capture_default_str();
+  replay->add_flag("--diff", rargs->diff, "With --device: show only readings that would change");
+  replay->callback([rargs] {
+    if (!rargs->device.empty()) {
+      std::exit(replay_device_command(rargs->file, rargs->device, rargs->data, rargs->diff, print_outcomes));
+    }
+    if (rargs->packets.empty()) throw std::runtime_error("replay needs --packets FILE or --device ID");
+    if (rargs->diff) throw std::runtime_error("--diff compares with stored readings: use it with --device");
+    std::exit(replay_command(rargs->file, rargs->packets));
+  });
 }
 
 }  // namespace fl::cli
