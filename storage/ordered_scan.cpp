@@ -13,6 +13,10 @@ result<std::optional<boost::json::object>> decode_document(std::string_view, std
   return std::optional<boost::json::object>{std::move(v.get_object())};
 }
 
+result<std::optional<std::string>> value_itself(std::string_view, std::string_view value) {
+  return std::optional<std::string>{std::string(value)};
+}
+
 result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
                                           const scan_options& q, const doc_loader& load) {
   std::string start;
@@ -36,13 +40,23 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
         if (q.descending && q.from && t <= *q.from) return false;
         if (!q.descending && q.until && t >= *q.until) return false;
         if ((q.until && t >= *q.until) || (q.from && t <= *q.from)) return true;
-        auto doc = load(key, value);
-        if (!doc) {
-          failed = doc.error();
+        auto raw = load(key, value);
+        if (!raw) {
+          failed = raw.error();
           return false;
         }
-        if (!*doc || (q.keep && !q.keep(**doc))) return true;
-        out.push_back({t, id, std::move(**doc)});
+        if (!*raw) return true;
+        ordered_item item{t, id, {}, std::move(**raw)};
+        if (q.documents || q.keep) {
+          auto doc = decode_document(key, item.raw);
+          if (!doc) {
+            failed = doc.error();
+            return false;
+          }
+          item.doc = std::move(**doc);
+          if (q.keep && !q.keep(item.doc)) return true;
+        }
+        out.push_back(std::move(item));
         return out.size() < q.limit;
       },
       q.descending ? direction::backward : direction::forward);

@@ -26,23 +26,26 @@ struct scan_options {
   std::optional<micros> until;                   // time < until
   doc_filter keep;                               // empty: keep every document
   std::size_t limit = 10;
+  bool documents = true;  // false: only `raw` is filled (unless `keep` needs the parsed document)
 };
 
 struct ordered_item {
   micros t = 0;
   uuid id;
-  boost::json::object doc;
+  boost::json::object doc;  // parsed when scan_options::documents or a filter asks for it
+  std::string raw;          // the stored JSON text: lists splice it into answers without re-encoding
 };
 
-// Turns a scanned value into its document: the value itself, or a lookup for index entries.
-// nullopt skips a dangling entry.
-using doc_loader =
-    std::function<result<std::optional<boost::json::object>>(std::string_view key, std::string_view value)>;
+// Turns a scanned value into the stored JSON text: the value itself, or a lookup for index
+// entries. nullopt skips a dangling entry.
+using doc_loader = std::function<result<std::optional<std::string>>(std::string_view key, std::string_view value)>;
 
 [[nodiscard]] result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
                                                         const scan_options& options, const doc_loader& load);
 
 // The loader for families whose values are the JSON documents.
+[[nodiscard]] result<std::optional<std::string>> value_itself(std::string_view key, std::string_view value);
+// Parses stored JSON text that must be an object.
 [[nodiscard]] result<std::optional<boost::json::object>> decode_document(std::string_view key, std::string_view value);
 
 }  // namespace fl::storage

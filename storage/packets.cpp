@@ -78,7 +78,7 @@ namespace fl::storage {
 
 result<std::vector<ordered_item>> packets::page(const uuid& mandate, const uuid& device,
                                                 const scan_options& options) const {
-  return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, decode_document);
+  return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, value_itself);
 }
 
 }  // namespace fl::storage

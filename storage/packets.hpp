@@ -3,7 +3,9 @@
 // transceived_at order: mandate(16) | device(16) | transceived_at(8, big-endian) | packet id(16).
 // An index entry (`index` family: mandate | packet_index | packet id -> device | time) finds a packet
 // by id. A packet and its index entry are always written in one batch.
+#include <array>
 #include <boost/json/object.hpp>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,10 +43,16 @@ class packets {
   [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,
                                                        const scan_options& options) const;
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
+  // Serialises check-then-write on one packet id (a duplicate check and its create) without
+  // serialising unrelated packets: concurrent creates then reach RocksDB together and share fsyncs.
+  [[nodiscard]] std::unique_lock<std::mutex> lock_id(const uuid& id) const {
+    return std::unique_lock(stripes_[id.bytes[15] % stripes_.size()]);
+  }
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
 
  private:
   database& db_;
+  mutable std::array<std::mutex, 64> stripes_;
 };
 
 }  // namespace fl::storage

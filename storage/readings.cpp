@@ -169,13 +169,10 @@ result<void> readings::erase_device(write_batch& batch, const uuid& mandate, con
 result<std::vector<ordered_item>> readings::page(const uuid& mandate, const uuid& device, std::int64_t generation,
                                                  reading_order order, const scan_options& options) const {
   if (order == reading_order::measured_at)
-    return collect(db_, family::readings, generation_prefix(mandate, device, generation), options, decode_document);
-  auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<boost::json::object>> {
-    auto raw = db_.get(family::readings,
-                       reading_key(mandate, device, generation, read_i64(value), id_at(key, key.size() - 16)));
-    if (!raw) return raw.error();
-    if (!*raw) return std::optional<boost::json::object>{};
-    return decode_document({}, **raw);
+    return collect(db_, family::readings, generation_prefix(mandate, device, generation), options, value_itself);
+  auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
+    return db_.get(family::readings,
+                   reading_key(mandate, device, generation, read_i64(value), id_at(key, key.size() - 16)));
   };
   return collect(db_, family::index, index_prefix(mandate, by_inserted_index, device, generation).take(), options,
                  load);

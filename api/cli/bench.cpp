@@ -273,6 +273,7 @@ void add_bench_command(CLI::App& app) {
   parse->add_flag("--json", a->json, "Print the figures as one JSON object");
   parse->add_option("--packets", a->packets, "Packets for the batched run")->capture_default_str();
   parse->callback([a] { std::exit(bench_parse(a->json, a->packets)); });
+  add_pipeline_benchmarks(*bench);
 }
 
 }  // namespace fl::cli

@@ -9,5 +9,7 @@ void add_admin_command(CLI::App& app);
 void add_parser_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_reparse_command(CLI::App& app);
+// `bench ingest` and `bench query`, registered on the bench subcommand.
+void add_pipeline_benchmarks(CLI::App& bench);
 
 }  // namespace fl::cli

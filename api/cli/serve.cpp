@@ -71,6 +71,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.shutdown_grace = seconds(v);
     else if (key == "threads")
       options.limits.threads = v.to_number<int>();
+    else if (key == "write_threads")
+      options.limits.write_threads = v.to_number<int>();
     else if (key == "parse_threads")
       options.parsing.threads = v.to_number<std::size_t>();
     else if (key == "parse_workers")
@@ -86,7 +88,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
     else
       throw std::runtime_error("unknown key in config file: " + std::string(key));
   }
-  if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.max_connections < 1 ||
+  if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.write_threads < 1 ||
+      options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
       options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||

@@ -59,6 +59,26 @@ http_response list_response(const boost::json::array& items, const std::optional
   return {.status = 200, .body = std::move(body)};
 }
 
+http_response raw_list_response(const std::vector<std::string>& items,
+                                const std::optional<std::string>& retrieve_after_id) {
+  std::size_t size = 64;
+  for (const auto& item : items) size += item.size() + 1;
+  std::string body = head(200, true);
+  body.reserve(size + body.size());
+  body += ",\"body\":[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) body += ',';
+    body += items[i];
+  }
+  body += ']';
+  if (retrieve_after_id) {
+    body += ",\"retrieve_after_id\":";
+    append_json_string(body, *retrieve_after_id);
+  }
+  body += '}';
+  return {.status = 200, .body = std::move(body)};
+}
+
 http_response plain_list_response(const boost::json::array& items) {
   return list_response(items, std::nullopt);
 }

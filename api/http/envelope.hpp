@@ -37,6 +37,9 @@ using api_result = boost::system::result<T, api_error>;
                                           const std::optional<std::string>& retrieve_after_id);
 // Lists of drivers and driver instances carry no retrieve_after_id; statistics are a bare array.
 [[nodiscard]] http_response plain_list_response(const boost::json::array& body);
+// The same envelope around items that are already JSON text (stored documents, spliced unparsed).
+[[nodiscard]] http_response raw_list_response(const std::vector<std::string>& items,
+                                              const std::optional<std::string>& retrieve_after_id);
 [[nodiscard]] http_response bare_array_response(const boost::json::array& body);
 [[nodiscard]] http_response no_content_response();
 

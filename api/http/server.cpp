@@ -12,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -87,7 +88,10 @@ struct http_server::impl {
   std::mutex registry_mutex;
   std::set<std::shared_ptr<connection>> registry;
 
-  impl(const router& r, server_limits l) : routes(r), limits(l), ioc(l.threads) {}
+  asio::thread_pool writers;
+
+  impl(const router& r, server_limits l)
+      : routes(r), limits(l), ioc(l.threads), writers(static_cast<std::size_t>(std::max(1, l.write_threads))) {}
 
   asio::awaitable<void> accept_loop() {
     while (!stopping) {
@@ -174,7 +178,15 @@ struct http_server::impl {
       }
 
       const auto& req = parser.get();
-      http_response answer = routes.handle(from_beast(req));
+      http_response answer;
+      if (req.method() == http::verb::get || req.method() == http::verb::head) {
+        answer = routes.handle(from_beast(req));
+      } else {
+        // A write: handled on the write pool, this coroutine resumes on its connection afterwards.
+        answer = co_await asio::co_spawn(
+            writers, [&]() -> asio::awaitable<http_response> { co_return routes.handle(from_beast(req)); },
+            asio::use_awaitable);
+      }
       const bool keep_alive = req.keep_alive() && !stopping;
       if (answer.stream && req.method() != http::verb::head) {
         if (!co_await write_stream(stream, answer, req.version(), keep_alive) || !keep_alive) break;
@@ -291,6 +303,7 @@ void http_server::run(bool handle_signals) {
   for (int i = 1; i < impl_->limits.threads; ++i) workers.emplace_back([this] { impl_->ioc.run(); });
   impl_->ioc.run();
   for (auto& t : workers) t.join();
+  impl_->writers.join();  // every connection is closed, so no write is still running
   // The drain-deadline timer may still be pending after a clean drain; it is dropped with the context.
 }
 

@@ -38,7 +38,7 @@ class ndjson_stream final : public body_stream {
       } else if (!*item) {
         done_ = true;
       } else {
-        piece += to_json((*item)->doc);
+        piece += (*item)->raw;  // stored JSON, spliced as is
         piece += '\n';
       }
     }
@@ -51,6 +51,12 @@ class ndjson_stream final : public body_stream {
   bool done_ = false;
   std::chrono::steady_clock::time_point deadline_;
 };
+
+// Lists send stored JSON as it is; documents are parsed only when a filter must look into them.
+storage::scan_options unparsed(storage::scan_options options) {
+  options.documents = false;
+  return options;
+}
 
 }  // namespace
 
@@ -67,29 +73,31 @@ api_result<std::chrono::milliseconds> stream_timeout(const query_params& query) 
 http_response answer_list(const ordered_list& list, list_mode mode, std::chrono::milliseconds timeout) {
   if (mode == list_mode::page) {
     // limit + 1 from every device: the extra one tells whether another page follows.
-    merged_items items(list.sources, list.options, list.read, list.limit + 1);
-    json::array page;
+    merged_items items(list.sources, unparsed(list.options), list.read, list.limit + 1);
+    std::vector<std::string> page;
     std::optional<std::string> next;
+    uuid last;
     while (true) {
       auto item = items.next();
       if (!item) return error_response(item.error());
       if (!*item) break;
       if (page.size() == list.limit) {
-        next = page.back().as_object().at("id").as_string();
+        next = last.str();
         break;
       }
-      page.emplace_back(std::move((*item)->doc));
+      last = (*item)->id;
+      page.push_back(std::move((*item)->raw));
     }
-    return list_response(page, next);
+    return raw_list_response(page, next);
   }
-  auto items = std::make_unique<merged_items>(list.sources, list.options, list.read, stream_chunk_items);
+  auto items = std::make_unique<merged_items>(list.sources, unparsed(list.options), list.read, stream_chunk_items);
   // The first item is read here, so a failure before the first byte is a normal JSON error.
   auto first = items->next();
   if (!first) return error_response(first.error());
   http_response r;
   r.content_type = "application/x-ndjson";
   const bool empty = !*first;
-  std::string head = empty ? std::string() : to_json((*first)->doc) + "\n";
+  std::string head = empty ? std::string() : (*first)->raw + "\n";
   r.stream = std::make_shared<ndjson_stream>(std::move(items), std::move(head), empty,
                                              std::chrono::steady_clock::now() + timeout);
   return r;

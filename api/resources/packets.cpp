@@ -199,7 +199,9 @@ http_response create_packet(request_context& ctx) {
         doc, pipeline::wants_parsing(doc) ? "the device has no parser" : "skip_parsers or is_meta is set");
   }
 
-  auto lock = ctx.records().writer();  // the duplicate check and the write must not interleave
+  // The duplicate check and the write must not interleave with another create of this id. Nothing
+  // else can touch a packet that does not exist yet, so the catalog's writer lock is not needed.
+  auto lock = ctx.app.packets.lock_id(id);
   auto existing = checked(ctx.app.packets.find(ctx.mandate(), id));
   if (!existing) return error_response(existing.error());
   if (*existing) return error_response(conflict("a packet with id " + id.str() + " already exists"));
@@ -219,7 +221,10 @@ http_response update_packet(request_context& ctx) {
   if (!device) return error_response(device.error());
   auto body = parse_wrapped_body(ctx.request.body, "packet");
   if (!body) return error_response(body.error());
-  auto lock = ctx.records().writer();
+  auto packet_id = uuid::parse(ctx.param("packet"));
+  if (!packet_id) return error_response(not_found("packet"));
+  auto lock = ctx.records().writer();  // against the parser's commit, which rewrites the packet
+  auto id_lock = ctx.app.packets.lock_id(*packet_id);
   auto packet = load_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
   json::object doc = packet->doc;
@@ -245,7 +250,10 @@ http_response delete_packet(request_context& ctx) {
   if (!remove_readings) return error_response(remove_readings.error());
   auto device = find_device(ctx, ctx.param("device"));
   if (!device) return error_response(device.error());
-  auto lock = ctx.records().writer();
+  auto packet_id = uuid::parse(ctx.param("packet"));
+  if (!packet_id) return error_response(not_found("packet"));
+  auto lock = ctx.records().writer();  // against the parser's commit, which rewrites the packet
+  auto id_lock = ctx.app.packets.lock_id(*packet_id);
   auto packet = load_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
   auto batch = ctx.app.packets.batch();

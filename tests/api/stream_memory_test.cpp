@@ -5,11 +5,11 @@
 #include <boost/json.hpp>
 
 #include "api/http/client.hpp"
+#include "api/http/ndjson_reader.hpp"
 #include "core/json_out.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
 #include "support/server_process.hpp"
-#include "support/stream_reader.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fl::testing {
@@ -80,7 +80,7 @@ TEST(stream_memory, a_million_readings_stream_without_the_server_growing) {
   long peak = baseline;
   std::size_t chunks = 0;
   auto result =
-      read_stream(server->port, "/api/v1/devices/" + device + "/readings/stream?sort_direction=asc", key, [&] {
+      api::read_stream(server->port, "/api/v1/devices/" + device + "/readings/stream?sort_direction=asc", key, [&] {
         if (++chunks % 32 == 0) peak = std::max(peak, resident_kib(server->pid));
       });
   peak = std::max(peak, resident_kib(server->pid));

@@ -1,6 +1,7 @@
 #pragma once
-// Reads an NDJSON stream from a real server chunk by chunk, keeping only counts (a million-line
-// stream must not be held in the test's memory either). `each_chunk` runs after every chunk.
+// Reads an NDJSON stream from a server chunk by chunk, keeping only counts, so a million-line
+// stream is not held in the reader's memory either (`fieldline bench query` and the tests use it).
+// `each_chunk` runs after every chunk.
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -8,7 +9,7 @@
 #include <functional>
 #include <string>
 
-namespace fl::testing {
+namespace fl::api {
 
 struct stream_result {
   int status = 0;
@@ -59,4 +60,4 @@ inline stream_result read_stream(std::uint16_t port, const std::string& target, 
   return out;
 }
 
-}  // namespace fl::testing
+}  // namespace fl::api

@@ -1,0 +1,333 @@
+// `fieldline bench ingest` and `fieldline bench query` (DESIGN.md, Performance), each against a
+// baseline measured in the same run:
+//   ingest: packets accepted over HTTP -> durable -> parsed -> queryable, vs synced raw RocksDB
+//           writes of the same keys with the same concurrency;
+//   query:  GET .../readings?limit=100 at N connections vs nginx serving a file of the same bytes,
+//           and readings/s over /readings/stream.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "api/cli/bench_rig.hpp"
+#include "api/cli/commands.hpp"
+#include "api/http/client.hpp"
+#include "api/http/ndjson_reader.hpp"
+#include "core/json_out.hpp"
+#include "storage/key_codec.hpp"
+#include "storage/packets.hpp"
+#include "storage/parse_queue.hpp"
+
+namespace fl::cli {
+
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(clock::time_point start) {
+  return std::chrono::duration<double>(clock::now() - start).count();
+}
+
+std::string library_parser(const char* file) {
+  std::ifstream in(std::filesystem::path(FIELDLINE_SOURCE_DIR) / "parsers/library" / file);
+  if (!in) throw std::runtime_error(std::string("cannot read parsers/library/") + file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string make_device(bench_server& server, const std::string& key, const std::string& folder,
+                        const std::string& name, const std::string& parser) {
+  json::object device{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}};
+  if (!parser.empty()) device["parser_id"] = parser;
+  return std::string(
+      server.call("POST", "/api/v1/devices", key, to_json(json::object{{"device", device}})).at("id").as_string());
+}
+
+// ---- ingest ----
+
+struct ingest_figures {
+  double accepted_per_s = 0, ingested_per_s = 0, raw_put_per_s = 0;
+  double p99_ms = 0;
+  std::size_t failures = 0;
+};
+
+// The same keys an accepted packet writes (packet, id index, parse-queue entry), one synced write
+// per packet, from `connections` threads: what RocksDB alone can do with this work.
+double raw_put_rate(std::size_t packets, std::size_t connections, const std::string& doc) {
+  scratch_dir dir;
+  auto db = storage::database::open({.dir = dir.path});
+  if (!db) throw std::runtime_error(db.error().message);
+  storage::packets store(**db);
+  storage::parse_queue queue(**db);
+  const uuid mandate = uuid::random();
+  std::vector<uuid> devices(connections);
+  for (auto& d : devices) d = uuid::random();
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> threads;
+  const auto start = clock::now();
+  const auto parsed = json::parse(doc).as_object();
+  for (std::size_t c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      for (std::size_t i = next++; i < packets; i = next++) {
+        const uuid id = uuid::random();
+        const micros t = now_micros();
+        auto batch = (*db)->batch();
+        store.put(batch, mandate, id, {devices[c], t}, parsed);
+        queue.push(batch, {mandate, devices[c], t, id});
+        if (!(*db)->write(batch, storage::durability::synced)) std::abort();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return static_cast<double>(packets) / since(start);
+}
+
+ingest_figures measure_ingest(std::size_t packets, std::size_t connections) {
+  bench_server server;
+  const auto [mandate, key] = server.tenant();
+  const std::string parser(
+      server
+          .call("POST", "/admin/v1/mandates/" + mandate + "/parsers", server.superadmin,
+                to_json(json::object{{"parser", json::object{{"name", "th"},
+                                                             {"language", "ex"},
+                                                             {"code", library_parser("temperature_humidity.ex")}}}}))
+          .at("id")
+          .as_string());
+  const std::string folder(server.call("POST", "/api/v1/tags", key, R"({"tag":{"name":"B"}})").at("id").as_string());
+  std::vector<std::string> devices;
+  for (std::size_t c = 0; c < connections; ++c)
+    devices.push_back(make_device(server, key, folder, "d" + std::to_string(c), parser));
+  const std::string body =
+      R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})";
+
+  ingest_figures f;
+  const auto start = clock::now();
+  auto load = run_load(server.port(), connections, packets, {{"x-api-key", key}, {"content-type", "application/json"}},
+                       [&](std::size_t c, std::size_t) {
+                         return request_spec{"POST", "/api/v1/devices/" + devices[c] + "/packets", body};
+                       });
+  f.accepted_per_s = load.per_second();
+  f.p99_ms = load.percentile_ms(0.99);
+  f.failures = load.failures;
+  if (!server.app().parsing.wait_idle(std::chrono::minutes(10))) throw std::runtime_error("parsing did not finish");
+  f.ingested_per_s = static_cast<double>(packets) / since(start);
+  // Spot check: the readings are there.
+  const auto readings = server.call("GET", "/api/v1/devices/" + devices[0] + "/readings?limit=1", key);
+  if (readings.as_array().empty()) throw std::runtime_error("no readings after ingest");
+  f.raw_put_per_s = raw_put_rate(
+      packets, connections,
+      R"({"id":"00000000-0000-4000-8000-000000000000","device_id":"00000000-0000-4000-8000-000000000000","interface_id":null,"packet_type":null,"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1},"transceived_at":"2026-11-21T07:00:00.000000Z","inserted_at":"2026-11-21T07:00:00.000000Z","skip_parsers":false,"skip_rules":false,"is_meta":false,"driver":null,"parse_status":"pending","parse_error":null})");
+  return f;
+}
+
+int bench_ingest(bool as_json, std::size_t packets, std::size_t connections) {
+  const auto f = measure_ingest(packets, connections);
+  const auto limits = bench_server::limits();
+  const double ratio = f.ingested_per_s / f.raw_put_per_s;
+  if (as_json) {
+    std::printf("%s\n", to_json(json::object{{"benchmark", "ingest"},
+                                             {"cores", std::thread::hardware_concurrency()},
+                                             {"packets", packets},
+                                             {"connections", connections},
+                                             {"io_threads", limits.threads},
+                                             {"write_threads", limits.write_threads},
+                                             {"accepted_per_s", f.accepted_per_s},
+                                             {"accept_p99_ms", f.p99_ms},
+                                             {"ingested_per_s", f.ingested_per_s},
+                                             {"raw_put_per_s", f.raw_put_per_s},
+                                             {"ingest_vs_raw_put", ratio},
+                                             {"failures", f.failures}})
+                            .c_str());
+  } else {
+    std::printf("fieldline bench ingest  (%u cores, %zu packets, %zu connections, %d I/O + %d write threads)\n",
+                std::thread::hardware_concurrency(), packets, connections, limits.threads, limits.write_threads);
+    std::printf("  accepted (durable, answered)        %12.0f packets/s  (p99 %.1f ms)\n", f.accepted_per_s, f.p99_ms);
+    std::printf("  ingested (accepted+parsed+queryable) %11.0f packets/s\n", f.ingested_per_s);
+    std::printf("  raw RocksDB synced puts, same keys   %11.0f packets/s\n", f.raw_put_per_s);
+    std::printf("  ingest / raw put                    %12.3f   (target 0.40)\n", ratio);
+    if (f.failures) std::printf("  failed requests                     %12zu\n", f.failures);
+  }
+  return f.failures == 0 ? 0 : 1;
+}
+
+// ---- query ----
+
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// nginx serving `body` as a static file on loopback; stopped on destruction.
+struct nginx_process {
+  scratch_dir dir;
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+  explicit nginx_process(const std::string& body) {
+    std::filesystem::create_directories(dir.path / "www");
+    std::filesystem::permissions(dir.path, std::filesystem::perms::all, std::filesystem::perm_options::add);
+    { std::ofstream(dir.path / "www" / "page.json") << body; }
+    port = free_port();
+    std::ofstream(dir.path / "nginx.conf")
+        << "daemon off; worker_processes 2; pid " << (dir.path / "nginx.pid").string() << "; error_log "
+        << (dir.path / "error.log").string() << ";\n"
+        << "events { worker_connections 1024; }\n"
+        << "http { access_log off; keepalive_requests 1000000; client_body_temp_path " << dir.path.string() << ";\n"
+        << "  server { listen 127.0.0.1:" << port << "; root " << (dir.path / "www").string() << ";\n"
+        << "    location / { default_type application/json; } } }\n";
+    pid = ::fork();
+    if (pid == 0) {
+      ::execlp("nginx", "nginx", "-c", (dir.path / "nginx.conf").c_str(), "-p", dir.path.c_str(),
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  ~nginx_process() {
+    if (pid > 0) {
+      ::kill(pid, SIGQUIT);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+json::object load_figures(const load_result& r) {
+  return json::object{{"requests_per_s", r.per_second()},
+                      {"p50_ms", r.percentile_ms(0.50)},
+                      {"p99_ms", r.percentile_ms(0.99)},
+                      {"failures", r.failures}};
+}
+
+int bench_query(bool as_json, std::size_t requests, std::size_t connections, std::size_t stream_readings) {
+  bench_server server;
+  const auto limits = bench_server::limits();
+  const auto [mandate, key] = server.tenant();
+  const std::string folder(server.call("POST", "/api/v1/tags", key, R"({"tag":{"name":"Q"}})").at("id").as_string());
+  const std::string paged = make_device(server, key, folder, "paged", {});
+  const std::string streamed = make_device(server, key, folder, "streamed", {});
+  // Readings written as the pipeline writes them (one generation), straight into storage.
+  const uuid m = *uuid::parse(mandate);
+  for (const auto& [device, count] : {std::pair{paged, std::size_t{10'000}}, std::pair{streamed, stream_readings}}) {
+    const uuid d = *uuid::parse(device);
+    const micros start = 1'700'000'000'000'000;
+    for (std::size_t done = 0; done < count;) {
+      auto batch = server.db().batch();
+      for (std::size_t i = 0; i < 10'000 && done < count; ++i, ++done) {
+        storage::new_reading r{
+            uuid::random(), uuid::random(), start + static_cast<micros>(done) * 1'000'000, start, {}};
+        r.doc = json::object{{"id", r.id.str()},
+                             {"device_id", device},
+                             {"packet_id", r.packet.str()},
+                             {"parser_id", nullptr},
+                             {"measured_at", format_iso(r.measured_at)},
+                             {"inserted_at", format_iso(r.inserted_at)},
+                             {"location", nullptr},
+                             {"meta", json::object{}},
+                             {"data", json::object{{"temperature", 21.5}, {"humidity", 48}, {"battery", 3.1}}}};
+        server.app().readings.put(batch, m, d, 0, r);
+      }
+      if (!server.db().write(batch, storage::durability::buffered)) throw std::runtime_error("seeding failed");
+    }
+  }
+  const std::string page_target = "/api/v1/devices/" + paged + "/readings?limit=100";
+  const std::vector<std::pair<std::string, std::string>> auth{{"x-api-key", key}};
+  api::http_client probe("127.0.0.1", server.port());
+  const std::string page_body = probe.request("GET", page_target, {}, auth).body;
+
+  auto ours = run_load(server.port(), connections, requests, auth, [&](std::size_t, std::size_t) {
+    return request_spec{"GET", page_target, {}};
+  });
+  json::object nginx_figures;
+  std::string nginx_error;
+  try {
+    nginx_process nginx(page_body);
+    auto theirs = run_load(nginx.port, connections, requests, {}, [&](std::size_t, std::size_t) {
+      return request_spec{"GET", "/page.json", {}};
+    });
+    nginx_figures = load_figures(theirs);
+  } catch (const std::exception& e) {
+    nginx_error = e.what();
+  }
+
+  const auto start = clock::now();
+  const auto stream = api::read_stream(server.port(), "/api/v1/devices/" + streamed + "/readings/stream", key);
+  const double stream_s = since(start);
+  const double stream_rate = static_cast<double>(stream.lines) / stream_s;
+
+  json::object result{{"benchmark", "query"},
+                      {"cores", std::thread::hardware_concurrency()},
+                      {"connections", connections},
+                      {"requests", requests},
+                      {"io_threads", limits.threads},
+                      {"write_threads", limits.write_threads},
+                      {"page_bytes", page_body.size()},
+                      {"readings_page", load_figures(ours)},
+                      {"nginx_static_file", nginx_error.empty() ? json::value(nginx_figures) : json::value(nullptr)},
+                      {"stream_readings", stream.lines},
+                      {"stream_seconds", stream_s},
+                      {"stream_readings_per_s", stream_rate}};
+  if (!nginx_error.empty()) result["nginx_error"] = nginx_error;
+  if (!nginx_error.empty() || nginx_figures.empty()) {
+    result["page_vs_nginx_rps"] = nullptr;
+  } else {
+    result["page_vs_nginx_rps"] = ours.per_second() / nginx_figures.at("requests_per_s").as_double();
+  }
+  if (as_json) {
+    std::printf("%s\n", to_json(result).c_str());
+  } else {
+    std::printf("fieldline bench query  (%u cores, %zu connections, %zu requests, %d I/O threads)\n",
+                std::thread::hardware_concurrency(), connections, requests, limits.threads);
+    std::printf("  readings page (limit=100, %zu bytes) %10.0f req/s  p50 %.2f ms  p99 %.2f ms (target < 10)\n",
+                page_body.size(), ours.per_second(), ours.percentile_ms(0.5), ours.percentile_ms(0.99));
+    if (nginx_error.empty()) {
+      std::printf("  nginx, static file of the same size  %10.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
+                  nginx_figures.at("requests_per_s").as_double(), nginx_figures.at("p50_ms").as_double(),
+                  nginx_figures.at("p99_ms").as_double());
+      std::printf("  page / nginx (req/s)                %11.3f\n", result["page_vs_nginx_rps"].as_double());
+    } else {
+      std::printf("  nginx baseline unavailable: %s\n", nginx_error.c_str());
+    }
+    std::printf("  stream: %zu readings in %.2f s      %10.0f readings/s (target 300000)\n", stream.lines, stream_s,
+                stream_rate);
+  }
+  return ours.failures == 0 && stream.lines == stream_readings ? 0 : 1;
+}
+
+}  // namespace
+
+void add_pipeline_benchmarks(CLI::App& bench) {
+  struct args {
+    bool json = false;
+    std::size_t packets = 20'000, connections = 64, requests = 20'000, stream_readings = 300'000;
+  };
+  auto a = std::make_shared<args>();
+  auto* ingest = bench.add_subcommand("ingest", "Packets over HTTP to queryable readings vs raw RocksDB puts");
+  ingest->add_flag("--json", a->json, "Print the figures as one JSON object");
+  ingest->add_option("--packets", a->packets, "Packets to send")->capture_default_str();
+  ingest->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
+  ingest->callback([a] { std::exit(bench_ingest(a->json, a->packets, a->connections)); });
+
+  auto* query = bench.add_subcommand("query", "Readings pages vs nginx serving the same bytes; stream rate");
+  query->add_flag("--json", a->json, "Print the figures as one JSON object");
+  query->add_option("--requests", a->requests, "Page requests (and nginx requests)")->capture_default_str();
+  query->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
+  query->add_option("--stream-readings", a->stream_readings, "Readings in the streamed device")->capture_default_str();
+  query->callback([a] { std::exit(bench_query(a->json, a->requests, a->connections, a->stream_readings)); });
+}
+
+}  // namespace fl::cli

@@ -1,0 +1,107 @@
+#include "api/cli/bench_rig.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
+#include <fstream>
+#include <stdexcept>
+
+#include "api/bootstrap.hpp"
+#include "api/http/client.hpp"
+#include "core/ids.hpp"
+
+namespace fl::cli {
+
+namespace json = boost::json;
+using clock = std::chrono::steady_clock;
+
+scratch_dir::scratch_dir()
+    : path(std::filesystem::temp_directory_path() / ("fieldline-bench-" + uuid::random().str())) {
+  std::filesystem::create_directories(path);
+}
+scratch_dir::~scratch_dir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path, ignored);
+}
+
+bench_server::bench_server() {
+  auto db = storage::database::open({.dir = dir_.path / "data"});
+  if (!db) throw std::runtime_error(db.error().message);
+  db_ = std::move(*db);
+  records_ = std::make_unique<storage::records>(*db_);
+  api::ensure_superadmin_key(*records_, dir_.path / "data");
+  std::ifstream in(dir_.path / "data" / "superadmin.key");
+  std::getline(in, superadmin);
+  app_ = std::make_unique<api::app_context>(*records_);
+  router_ = std::make_unique<api::router>(*app_);
+  server_ = std::make_unique<api::http_server>(*router_, limits());
+  server_->listen("127.0.0.1", 0);
+  app_->parsing.start();
+  runner_ = std::thread([this] { server_->run(false); });
+}
+
+bench_server::~bench_server() {
+  server_->stop();
+  runner_.join();
+  app_->parsing.stop();
+}
+
+json::value bench_server::call(const std::string& method, const std::string& target, const std::string& key,
+                               const std::string& body) const {
+  api::http_client client("127.0.0.1", port());
+  auto r = client.request(method, target, body, {{"x-api-key", key}});
+  if (r.status >= 300)
+    throw std::runtime_error(method + " " + target + ": HTTP " + std::to_string(r.status) + " " + r.body);
+  return json::parse(r.body).at("body");
+}
+
+std::pair<std::string, std::string> bench_server::tenant() {
+  const auto mandate = call("POST", "/admin/v1/mandates", superadmin,
+                            R"({"mandate":{"name":"Bench","features":["api_packets_writeable"]}})");
+  const std::string id(mandate.at("id").as_string());
+  const auto key = call("POST", "/admin/v1/mandates/" + id + "/api_keys", superadmin,
+                        R"({"api_key":{"name":"bench","role":"admin","rate_limit":1000000,"rate_window_ms":100}})");
+  return {id, std::string(key.at("key").as_string())};
+}
+
+double load_result::percentile_ms(double p) const {
+  if (latencies_ms.empty()) return 0;
+  auto sorted = latencies_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const auto rank = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(rank, sorted.size() - 1)];
+}
+
+load_result run_load(std::uint16_t port, std::size_t connections, std::size_t total,
+                     const std::vector<std::pair<std::string, std::string>>& headers,
+                     const std::function<request_spec(std::size_t, std::size_t)>& make) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> failures{0};
+  std::vector<std::vector<double>> per_connection(connections);
+  std::vector<std::thread> threads;
+  const auto start = clock::now();
+  for (std::size_t c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      api::http_client client("127.0.0.1", port, std::chrono::seconds(60));
+      for (std::size_t i = next++; i < total; i = next++) {
+        const auto spec = make(c, i);
+        const auto t0 = clock::now();
+        try {
+          auto r = client.request(spec.method, spec.target, spec.body, headers);
+          if (r.status >= 300) ++failures;
+        } catch (const std::exception&) {
+          ++failures;
+        }
+        per_connection[c].push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  load_result out;
+  out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  out.failures = failures;
+  for (auto& v : per_connection) out.latencies_ms.insert(out.latencies_ms.end(), v.begin(), v.end());
+  return out;
+}
+
+}  // namespace fl::cli
