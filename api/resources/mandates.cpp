@@ -28,6 +28,8 @@ api_error* read_mandate_fields(const json::object& body, json::object& doc, bool
     }
   }
   if (auto n = in.integer("limit_max_api_keys", 0, 100'000)) doc["limit_max_api_keys"] = *n;
+  // The per-packet parse deadline of this mandate's parsers (pipeline::parse_service).
+  if (auto n = in.integer("parse_timeout_ms", 1, 60'000)) doc["parse_timeout_ms"] = *n;
   if (auto lang = in.string("default_language", 16)) doc["default_language"] = *lang;
   if (auto allow = in.boolean("allow_registration")) doc["allow_registration"] = *allow;
   if (in.has("features")) {
@@ -116,6 +118,7 @@ http_response admin_create_mandate(request_context& ctx) {
                    {"slug", ""},
                    {"features", json::array{}},
                    {"limit_max_api_keys", default_key_limit},
+                   {"parse_timeout_ms", 100},
                    {"default_language", "en"},
                    {"allow_registration", false},
                    {"inserted_at", now},

@@ -52,6 +52,23 @@ TEST_F(parsing, failures_keep_the_packet_and_record_kind_message_and_logs) {
   EXPECT_EQ(readings().size(), 1u);
 }
 
+TEST_F(parsing, the_mandate_sets_the_parse_deadline) {
+  auto slow = send("EE", "2024-05-01T10:00:00Z");
+  parse_all();
+  EXPECT_EQ(packet(slow.id()).at("parse_error").at("kind"), "timeout");  // the default is 100 ms
+  auto edited = call("PATCH", "/admin/v1/mandates/" + mandate_, superadmin_,
+                     json::object{{"mandate", json::object{{"parse_timeout_ms", 20000}}}});
+  ASSERT_EQ(edited.status, 200) << edited.text;
+  EXPECT_EQ(edited.data().at("parse_timeout_ms"), 20000);
+  auto patient = send("EE", "2024-05-01T10:01:00Z");
+  ASSERT_TRUE(app_->parsing.wait_idle(std::chrono::seconds(60)));
+  EXPECT_EQ(packet(patient.id()).at("parse_status"), "parsed");
+  EXPECT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_, superadmin_,
+                 json::object{{"mandate", json::object{{"parse_timeout_ms", 0}}}})
+                .status,
+            422);
+}
+
 TEST_F(parsing, skipped_packets_and_devices_without_parser_make_no_readings) {
   auto skipped = send("01", "2024-05-01T10:00:00Z", {{"skip_parsers", true}});
   auto meta = send("02", "2024-05-01T10:01:00Z", {{"is_meta", true}});

@@ -17,6 +17,11 @@ inline const char* const parser_code = R"(defmodule Parser do
     raise "broken frame"
   end
 
+  def parse(<<0xEE>>, _meta) do
+    # Slow on purpose: about a few hundred milliseconds of work.
+    %{sum: Enum.reduce(1..10_000_000, 0, fn x, acc -> acc + x end)}
+  end
+
   def parse(<<v, 1>>, _meta) do
     {%{v: v}, measured_at: DateTime.from_unix!(1_704_067_200), location: {13.4, 52.5},
      fields: %{"status" => %{"last_v" => v}}}
