@@ -53,6 +53,19 @@ std::optional<sandbox::packet_input> parser_input(const json::object& packet) {
   return in;
 }
 
+json::object reading_document(const storage::new_reading& r, const uuid& device, const std::optional<uuid>& parser,
+                              json::value location, json::value data) {
+  return json::object{{"id", r.id.str()},
+                      {"device_id", device.str()},
+                      {"packet_id", r.packet.str()},
+                      {"parser_id", parser ? json::value(parser->str()) : json::value(nullptr)},
+                      {"measured_at", format_iso(r.measured_at)},
+                      {"inserted_at", format_iso(r.inserted_at)},
+                      {"location", std::move(location)},
+                      {"meta", json::object{}},
+                      {"data", std::move(data)}};
+}
+
 std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome, const reading_origin& origin) {
   std::vector<storage::new_reading> out;
   if (outcome.kind != sandbox::outcome_kind::ok) return out;
@@ -65,15 +78,8 @@ std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outc
     json::value location = nullptr;
     if (r.location)
       location = json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};
-    n.doc = json::object{{"id", n.id.str()},
-                         {"device_id", origin.device.str()},
-                         {"packet_id", origin.packet.str()},
-                         {"parser_id", origin.parser.str()},
-                         {"measured_at", format_iso(n.measured_at)},
-                         {"inserted_at", format_iso(n.inserted_at)},
-                         {"location", std::move(location)},
-                         {"meta", json::object{}},
-                         {"data", r.data.is_object() ? r.data : json::object{}}};
+    n.doc = reading_document(n, origin.device, origin.parser, std::move(location),
+                             r.data.is_object() ? r.data : json::object{});
     out.push_back(std::move(n));
   }
   return out;

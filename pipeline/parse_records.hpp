@@ -26,6 +26,11 @@ struct reading_origin {
   micros inserted_at = 0;  // store time, the same for every reading of one commit
 };
 
+// A reading as the API shows it and storage keeps it, for `r`'s id, packet and times.
+[[nodiscard]] boost::json::object reading_document(const storage::new_reading& r, const uuid& device,
+                                                   const std::optional<uuid>& parser, boost::json::value location,
+                                                   boost::json::value data);
+
 // Reading documents (API shape) for an ok outcome; measured_at falls back to the packet's time.
 [[nodiscard]] std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome,
                                                             const reading_origin& origin);

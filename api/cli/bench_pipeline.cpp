@@ -21,6 +21,7 @@
 #include "api/http/client.hpp"
 #include "api/http/ndjson_reader.hpp"
 #include "core/json_out.hpp"
+#include "pipeline/parse_records.hpp"
 #include "storage/key_codec.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
@@ -230,15 +231,8 @@ int bench_query(bool as_json, std::size_t requests, std::size_t connections, std
       for (std::size_t i = 0; i < 10'000 && done < count; ++i, ++done) {
         storage::new_reading r{
             uuid::random(), uuid::random(), start + static_cast<micros>(done) * 1'000'000, start, {}};
-        r.doc = json::object{{"id", r.id.str()},
-                             {"device_id", device},
-                             {"packet_id", r.packet.str()},
-                             {"parser_id", nullptr},
-                             {"measured_at", format_iso(r.measured_at)},
-                             {"inserted_at", format_iso(r.inserted_at)},
-                             {"location", nullptr},
-                             {"meta", json::object{}},
-                             {"data", json::object{{"temperature", 21.5}, {"humidity", 48}, {"battery", 3.1}}}};
+        r.doc = pipeline::reading_document(r, d, std::nullopt, nullptr,
+                                           json::object{{"temperature", 21.5}, {"humidity", 48}, {"battery", 3.1}});
         server.app().readings.put(batch, m, d, 0, r);
       }
       if (!server.db().write(batch, storage::durability::buffered)) throw std::runtime_error("seeding failed");

@@ -7,26 +7,14 @@
 #include <cstdio>
 #include <sstream>
 
+#include "support/run_command.hpp"
 #include "support/source_path.hpp"
 
 namespace fl::testing {
 
 namespace {
-struct run_result {
-  int exit_code = -1;
-  std::string out;
-};
-
 run_result run(const std::string& args) {
-  std::string cmd = FIELDLINE_BINARY;
-  cmd += " " + args + " 2>/dev/null";
-  run_result r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
-  const int status = pipe ? ::pclose(pipe) : -1;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_command(std::string(FIELDLINE_BINARY) + " " + args, false);
 }
 
 std::string src(const std::string& relative) {

@@ -1,5 +1,6 @@
 // Reading lists and streams: order, paging, time filters, merging a folder's devices, last_readings.
 // Readings are seeded straight into storage (the parsing itself is tested in tests/pipeline).
+#include "pipeline/parse_records.hpp"
 #include "support/api_fixture.hpp"
 
 #include <set>
@@ -34,15 +35,7 @@ class readings : public api_fixture {
       r.packet = uuid::random();
       r.measured_at = start + i * minute;
       r.inserted_at = t0 + 1000 * minute - i * minute;
-      r.doc = json::object{{"id", r.id.str()},
-                           {"device_id", device},
-                           {"packet_id", r.packet.str()},
-                           {"parser_id", nullptr},
-                           {"measured_at", format_iso(r.measured_at)},
-                           {"inserted_at", format_iso(r.inserted_at)},
-                           {"location", nullptr},
-                           {"meta", json::object{}},
-                           {"data", json::object{{"v", value_base + i}}}};
+      r.doc = pipeline::reading_document(r, d, std::nullopt, nullptr, json::object{{"v", value_base + i}});
       app_->readings.put(batch, m, d, 0, r);
     }
     ASSERT_TRUE(db_->write(batch, storage::durability::buffered));

@@ -7,6 +7,7 @@
 #include "api/http/client.hpp"
 #include "api/http/ndjson_reader.hpp"
 #include "core/json_out.hpp"
+#include "pipeline/parse_records.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
 #include "support/server_process.hpp"
@@ -33,15 +34,8 @@ void seed_readings(const std::filesystem::path& data, const uuid& mandate, const
     auto batch = (*db)->batch();
     for (int i = 0; i < 20'000 && done < count; ++i, ++done) {
       storage::new_reading r{uuid::random(), uuid::random(), start + done * 1'000'000LL, start, {}};
-      r.doc = json::object{{"id", r.id.str()},
-                           {"device_id", device.str()},
-                           {"packet_id", r.packet.str()},
-                           {"parser_id", nullptr},
-                           {"measured_at", format_iso(r.measured_at)},
-                           {"inserted_at", format_iso(r.inserted_at)},
-                           {"location", nullptr},
-                           {"meta", json::object{}},
-                           {"data", json::object{{"temperature", 20.5}, {"humidity", done % 100}}}};
+      r.doc = pipeline::reading_document(r, device, std::nullopt, nullptr,
+                                         json::object{{"temperature", 20.5}, {"humidity", done % 100}});
       readings.put(batch, mandate, device, 0, r);
     }
     ASSERT_TRUE((*db)->write(batch, storage::durability::buffered));

@@ -6,25 +6,11 @@
 #include <sstream>
 
 #include "pipeline/pipeline_fixture.hpp"
+#include "support/run_command.hpp"
 
 namespace fl::testing {
 
 namespace {
-
-struct run_result {
-  int exit_code = -1;
-  std::string out;
-};
-
-run_result run(const std::string& command) {
-  run_result r;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  std::array<char, 512> buf{};
-  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
-  const int status = pipe ? ::pclose(pipe) : -1;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // The JSON after the first line starting with `marker` (null when there is none).
 json::value line_after(const std::string& out, const std::string& marker) {
@@ -44,7 +30,7 @@ class replay_diff : public pipeline_fixture {
     std::string cmd = FIELDLINE_BINARY;
     cmd += " parser replay " + file.string() + " --device " + device_ + " --data " + dir_.path().string();
     if (diff) cmd += " --diff";
-    auto r = run(cmd);
+    auto r = run_command(cmd);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return r.out;
   }
