@@ -1,0 +1,73 @@
+// Failures after a stream has started end it with one error line; failures before are JSON errors.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <thread>
+
+#include "api/resources/ordered_lists.hpp"
+
+namespace fl::testing {
+
+namespace {
+
+namespace json = boost::json;
+
+storage::ordered_item item(int i) {
+  const uuid id = uuid::random();
+  return {i, id, {}, R"({"id":")" + id.str() + R"(","n":)" + std::to_string(i) + "}"};
+}
+
+std::string drain(api::http_response& r) {
+  std::string out;
+  for (std::string piece = r.stream->next(); !piece.empty(); piece = r.stream->next()) out += piece;
+  return out;
+}
+
+}  // namespace
+
+TEST(stream_errors, a_storage_failure_after_the_first_line_is_the_last_line) {
+  api::ordered_list list;
+  list.sources = 1;
+  list.options.descending = false;
+  int calls = 0;
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+    if (++calls > 1) return storage::error{storage::errc::io, "disk on fire"};
+    std::vector<storage::ordered_item> out;
+    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(i)));
+    return out;  // a full chunk: the reader asks again and fails
+  };
+  auto r = api::answer_list(list, api::list_mode::stream);
+  ASSERT_TRUE(r.stream);
+  EXPECT_EQ(r.content_type, "application/x-ndjson");
+  const auto text = drain(r);
+  const auto last_start = text.rfind('\n', text.size() - 2) + 1;
+  EXPECT_EQ(json::parse(text.substr(last_start)), json::parse(R"({"error":"internal storage error","ok":false})"));
+  EXPECT_EQ(json::parse(text.substr(0, text.find('\n'))).at("n"), 0);
+}
+
+TEST(stream_errors, a_failure_before_the_first_line_is_a_normal_error) {
+  api::ordered_list list;
+  list.sources = 1;
+  list.read = [](std::size_t, const storage::scan_options&) -> storage::result<std::vector<storage::ordered_item>> {
+    return storage::error{storage::errc::busy, "stall"};
+  };
+  auto r = api::answer_list(list, api::list_mode::stream);
+  EXPECT_FALSE(r.stream);
+  EXPECT_EQ(r.status, 503);
+}
+
+TEST(stream_errors, the_timeout_ends_a_stream_with_an_error_line) {
+  api::ordered_list list;
+  list.sources = 1;
+  list.read = [](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow store: every chunk takes a while
+    std::vector<storage::ordered_item> out;
+    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(i)));
+    return out;
+  };
+  auto r = api::answer_list(list, api::list_mode::stream, std::chrono::milliseconds(1));
+  const auto text = drain(r);
+  EXPECT_TRUE(text.ends_with("{\"error\":\"the stream exceeded its timeout\",\"ok\":false}\n")) << text.substr(0, 200);
+}
+
+}  // namespace fl::testing
