@@ -1,5 +1,6 @@
 #include "api/resources/ordered_lists.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
 
@@ -11,7 +12,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t stream_chunk_items = 256;       // read per device per refill
+constexpr std::size_t stream_chunk_items = 256;       // read per device per refill (few devices)
+constexpr std::size_t buffered_items = 16'384;        // at most this many items held across all devices
 constexpr std::size_t stream_piece_bytes = 64 << 10;  // one HTTP chunk
 
 // Writes items as they are merged; stops at the deadline or on a storage error with one error line.
@@ -52,6 +54,13 @@ class ndjson_stream final : public body_stream {
   std::chrono::steady_clock::time_point deadline_;
 };
 
+// Items read per device per refill: `wanted`, smaller when many devices are merged, so that what
+// is held at once stays bounded by `buffered_items` (plus 8 per device) however many devices a
+// folder has. Smaller chunks only mean more reads, never a different answer.
+std::size_t chunk_for(std::size_t sources, std::size_t wanted) {
+  return std::min(wanted, std::max<std::size_t>(8, buffered_items / std::max<std::size_t>(sources, 1)));
+}
+
 // Lists send stored JSON as it is; documents are parsed only when a filter must look into them.
 storage::scan_options unparsed(storage::scan_options options) {
   options.documents = false;
@@ -73,7 +82,7 @@ api_result<std::chrono::milliseconds> stream_timeout(const query_params& query) 
 http_response answer_list(const ordered_list& list, list_mode mode, std::chrono::milliseconds timeout) {
   if (mode == list_mode::page) {
     // limit + 1 from every device: the extra one tells whether another page follows.
-    merged_items items(list.sources, unparsed(list.options), list.read, list.limit + 1);
+    merged_items items(list.sources, unparsed(list.options), list.read, chunk_for(list.sources, list.limit + 1));
     std::vector<std::string> page;
     std::optional<std::string> next;
     uuid last;
@@ -90,7 +99,8 @@ http_response answer_list(const ordered_list& list, list_mode mode, std::chrono:
     }
     return raw_list_response(page, next);
   }
-  auto items = std::make_unique<merged_items>(list.sources, unparsed(list.options), list.read, stream_chunk_items);
+  auto items = std::make_unique<merged_items>(list.sources, unparsed(list.options), list.read,
+                                              chunk_for(list.sources, stream_chunk_items));
   // The first item is read here, so a failure before the first byte is a normal JSON error.
   auto first = items->next();
   if (!first) return error_response(first.error());
