@@ -1,6 +1,7 @@
 #include "pipeline/parse_service.hpp"
 
 #include <iostream>
+#include <limits>
 
 #include "pipeline/parse_records.hpp"
 #include "sandbox/worker_pool.hpp"
@@ -111,10 +112,19 @@ void parse_service::run() {
     {
       std::unique_lock lock(mutex_);
       if (stopping_) return;
-      auto next = queue_.next_device(cursor_, config_.batch_size, claimed_);
+      const micros linger = std::chrono::duration_cast<std::chrono::microseconds>(config_.linger).count();
+      micros earliest = std::numeric_limits<micros>::max();
+      auto next = queue_.next_device(cursor_, config_.batch_size, claimed_, now_micros() - linger, &earliest);
       if (!next) std::cerr << "parse queue: " << next.error().message << "\n";
       if (!next || next->empty()) {
-        changed_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+        if (next && earliest != std::numeric_limits<micros>::max()) {
+          // Packets are gathering: sleep until the oldest is ripe (new arrivals need not wake us).
+          const auto until_ripe = std::chrono::microseconds(std::max<micros>(earliest + linger - now_micros(), 1000));
+          changed_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
+                            [&] { return stopping_; });
+        } else {
+          changed_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+        }
         woken_ = false;
         continue;
       }

@@ -35,6 +35,9 @@ struct parse_service_config {
   std::size_t history = 50;                  // default: the newest 50 readings for get_last_reading/2
   int default_timeout_ms = 100;              // default 100 ms per packet unless the mandate sets parse_timeout_ms
   std::chrono::milliseconds idle_poll{500};  // default: look at the queue every 500 ms even without a wake-up
+  // A device's packets wait up to this long for more of them before a sandbox call (unless a full
+  // batch is ready): one call per packet costs more than the parse itself (docs/BENCHMARKS.md).
+  std::chrono::milliseconds linger{100};  // default 100 ms
 };
 
 class parse_service {

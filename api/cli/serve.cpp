@@ -79,6 +79,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.workers = v.to_number<std::size_t>();
     else if (key == "parse_batch_size")
       options.parsing.batch_size = v.to_number<std::size_t>();
+    else if (key == "parse_linger_ms")
+      options.parsing.linger = std::chrono::milliseconds(v.to_number<std::int64_t>());
     else if (key == "parse_timeout_ms")
       options.parsing.default_timeout_ms = v.to_number<int>();
     else if (key == "reparse_batch_size")
@@ -94,7 +96,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
       options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
-      options.parsing.default_timeout_ms > 60'000 || options.reparse.batch_size < 1 ||
+      options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
+      options.parsing.linger.count() > 60'000 || options.reparse.batch_size < 1 ||
       options.reparse.batch_size > 10'000 || options.reparse.clean_grace.count() < 0)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
