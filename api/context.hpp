@@ -18,6 +18,7 @@
 #include "storage/parse_queue.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
+#include "storage/wal_syncer.hpp"
 
 namespace fl::api {
 
@@ -42,6 +43,7 @@ struct app_context {
         packets(r.db()),
         readings(r.db()),
         parse_queue(r.db()),
+        durable(r.db()),
         default_rate(default_rate_policy),
         parsing(r, parsing_config),
         reparse(r, parsing, reparse_config) {}
@@ -49,6 +51,7 @@ struct app_context {
   storage::packets packets;
   storage::readings readings;
   storage::parse_queue parse_queue;
+  storage::wal_syncer durable;  // group commit for acknowledged packet writes
   rate_policy default_rate;
   rate_limiter limiter;
   pipeline::parser_checker parsers;

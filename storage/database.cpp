@@ -171,6 +171,12 @@ result<void> database::write(write_batch& batch, durability d) {
   return {};
 }
 
+result<void> database::sync_wal() {
+  auto status = impl_->db->SyncWAL();
+  if (!status.ok()) return map_status(status, "syncing the WAL");
+  return {};
+}
+
 result<void> database::scan(family f, std::string_view prefix, const visitor& visit, direction dir) const {
   return scan_from(f, prefix, {}, visit, dir);
 }

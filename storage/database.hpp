@@ -60,6 +60,8 @@ class database {
   [[nodiscard]] write_batch batch() const;
   [[nodiscard]] result<std::optional<std::string>> get(family f, std::string_view key) const;
   [[nodiscard]] result<void> write(write_batch& batch, durability d);
+  // Makes every write so far durable (fsync of the WAL). Safe to call while others write.
+  [[nodiscard]] result<void> sync_wal();
 
   // Visits every key that starts with `prefix`, in key order (or reverse), until the visitor returns
   // false. Values are only valid during the call.

@@ -1,6 +1,7 @@
 #pragma once
 // Requests and responses as the router sees them: plain strings, no Beast types, so the router is a
 // pure function that tests can call in memory.
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,9 @@ struct http_response {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<body_stream> stream;  // when set, the body comes from here instead of `body`
+  // When set, the answer may only go out once the handler's write is durable: the server calls it
+  // with a completion (true: durable) and waits without blocking a thread (group commit).
+  std::function<void(std::function<void(bool)>)> after_durable;
 };
 
 }  // namespace fl::api

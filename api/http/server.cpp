@@ -187,6 +187,9 @@ struct http_server::impl {
             writers, [&]() -> asio::awaitable<http_response> { co_return routes.handle(from_beast(req)); },
             asio::use_awaitable);
       }
+      if (answer.after_durable && !co_await wait_durable(answer, conn->stream.get_executor())) {
+        answer = error_response({503, "the write could not be made durable; retry"});
+      }
       const bool keep_alive = req.keep_alive() && !stopping;
       if (answer.stream && req.method() != http::verb::head) {
         if (!co_await write_stream(stream, answer, req.version(), keep_alive) || !keep_alive) break;
@@ -201,6 +204,17 @@ struct http_server::impl {
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream.close();
+  }
+
+  // Suspends this connection until the handler's write is durable; the syncer's thread completes it.
+  asio::awaitable<bool> wait_durable(const http_response& answer, asio::any_io_executor executor) {
+    co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
+        [&](auto handler) {
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          answer.after_durable(
+              [shared, executor](bool ok) { asio::post(executor, [shared, ok]() mutable { (*shared)(ok); }); });
+        },
+        asio::use_awaitable);
   }
 
   // A streamed body: chunked transfer encoding, one chunk per piece the producer hands out, so

@@ -208,11 +208,17 @@ http_response create_packet(request_context& ctx) {
   auto batch = ctx.app.packets.batch();
   ctx.app.packets.put(batch, ctx.mandate(), id, {device_id, *t}, doc);
   if (queued) ctx.app.parse_queue.push(batch, {ctx.mandate(), device_id, *t, id});
-  // Answered only once the packet (and its place in the parse queue) is durable (synced WAL).
-  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  // Written without an fsync here; the answer waits until the WAL is synced (one fsync shared by
+  // every create in flight), so it is still sent only once the packet is durable.
+  if (auto done = checked(ctx.records().db().write(batch, storage::durability::buffered)); !done)
+    return error_response(done.error());
   lock.unlock();
   if (queued) ctx.app.parsing.wake();
-  return single_response(doc);
+  auto answer = single_response(doc);
+  answer.after_durable = [&durable = ctx.app.durable](std::function<void(bool)> done) {
+    durable.after_sync(std::move(done));
+  };
+  return answer;
 }
 
 http_response update_packet(request_context& ctx) {

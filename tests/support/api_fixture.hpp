@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <concepts>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <string>
 
@@ -86,6 +87,11 @@ class api_fixture : public ::testing::Test {
     }
     req.body = body;
     auto res = router_->handle(req);
+    if (res.after_durable) {  // as the server does: the answer waits for the write to be durable
+      std::promise<bool> durable;
+      res.after_durable([&durable](bool ok) { durable.set_value(ok); });
+      if (!durable.get_future().get()) res = api::error_response({503, "not durable"});
+    }
     reply r;
     r.status = res.status;
     r.text = res.body;
