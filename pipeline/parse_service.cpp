@@ -58,6 +58,8 @@ void parse_service::stop() {
     stopping_ = true;
   }
   changed_.notify_all();
+  idle_.notify_all();
+  gathering_.notify_all();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }
@@ -65,9 +67,12 @@ void parse_service::stop() {
 void parse_service::wake() {
   {
     std::lock_guard lock(mutex_);
+    // Threads gathering packets wake on their own timer; only an idle thread needs telling. At
+    // thousands of packets a second, waking everyone each time costs more than the parsing.
+    if (idle_threads_ == 0) return;
     woken_ = true;
   }
-  changed_.notify_all();
+  idle_.notify_all();
 }
 
 bool parse_service::wait_idle(std::chrono::milliseconds timeout) {
@@ -104,6 +109,7 @@ void parse_service::release(const storage::device_ref& d) {
     woken_ = true;  // its queued packets may have waited for the hold
   }
   changed_.notify_all();
+  idle_.notify_all();
 }
 
 void parse_service::run() {
@@ -120,10 +126,12 @@ void parse_service::run() {
         if (next && earliest != std::numeric_limits<micros>::max()) {
           // Packets are gathering: sleep until the oldest is ripe (new arrivals need not wake us).
           const auto until_ripe = std::chrono::microseconds(std::max<micros>(earliest + linger - now_micros(), 1000));
-          changed_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
-                            [&] { return stopping_; });
+          gathering_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
+                              [&] { return stopping_; });
         } else {
-          changed_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+          ++idle_threads_;
+          idle_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+          --idle_threads_;
         }
         woken_ = false;
         continue;

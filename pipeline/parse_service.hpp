@@ -89,7 +89,10 @@ class parse_service {
   std::once_flag pool_started_;
   std::unique_ptr<sandbox::worker_pool> pool_;
   std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable changed_;    // claims released, batches done (hold, wait_idle)
+  std::condition_variable idle_;       // threads with nothing queued wait here for wake()
+  std::condition_variable gathering_;  // threads waiting for queued packets to ripen wait here
+  std::size_t idle_threads_ = 0;
   std::set<storage::device_ref> claimed_;
   std::string cursor_;
   bool stopping_ = false;
