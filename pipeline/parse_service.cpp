@@ -226,10 +226,19 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     queue_.erase(batch, loaded[i].entry);
     if (!*current_device || !loaded[i].stored) continue;  // device or packet deleted meanwhile
-    auto present = packets.find(mandate, loaded[i].entry.packet);
-    if (!present) return present.error();
-    if (!*present || (*present)->at.device != device_id) continue;
-    json::object doc = std::move((*present)->doc);
+    // Unchanged since it was loaded (the usual case): one read. Changed or moved: look it up again.
+    auto same = packets.raw_at(mandate, loaded[i].entry.packet, loaded[i].stored->at);
+    if (!same) return same.error();
+    std::optional<storage::stored_packet> present;
+    if (*same && **same == loaded[i].stored->raw) {
+      present = std::move(loaded[i].stored);
+    } else {
+      auto found = packets.find(mandate, loaded[i].entry.packet);
+      if (!found) return found.error();
+      present = std::move(*found);
+    }
+    if (!present || present->at.device != device_id) continue;
+    json::object doc = std::move(present->doc);
     if (!wants_parsing(doc)) {
       mark_skipped(doc, "skip_parsers or is_meta is set");
     } else if (!parser) {
@@ -238,13 +247,13 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
       mark_failed(doc, "invalid_packet", "the stored payload does not match its payload_encoding");
     } else {
       const auto& outcome = outcomes[input_of[i]];
-      auto made = readings_of(
-          outcome, {device_id, loaded[i].entry.packet, *parser_id, loaded[i].stored->at.transceived_at, now});
+      auto made = readings_of(outcome,
+                              {device_id, loaded[i].entry.packet, *parser_id, inputs[input_of[i]].transceived_at, now});
       for (const auto& r : made) readings.put(batch, mandate, device_id, generation, r);
       mark_outcome(doc, outcome, made.size());
       for (const auto& r : outcome.readings) profile_changed |= merge_profile_fields(**current_device, r.fields);
     }
-    packets.put(batch, mandate, loaded[i].entry.packet, (*present)->at, doc);
+    packets.put(batch, mandate, loaded[i].entry.packet, present->at, doc);
   }
   if (profile_changed) records_.put(batch, {record_kind::device, mandate, device_id}, **current_device);
   if (also) also(batch);

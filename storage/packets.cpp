@@ -40,7 +40,12 @@ result<std::optional<stored_packet>> packets::find(const uuid& mandate, const uu
   if (!*raw) return std::optional<stored_packet>{};
   auto doc = decode(**raw);
   if (!doc) return error{errc::corruption, "stored packet is not a JSON object"};
-  return std::optional<stored_packet>{stored_packet{at, std::move(*doc)}};
+  return std::optional<stored_packet>{stored_packet{at, std::move(*doc), std::move(**raw)}};
+}
+
+result<std::optional<std::string>> packets::raw_at(const uuid& mandate, const uuid& id,
+                                                   const packet_location& at) const {
+  return db_.get(family::packets, packet_key(mandate, id, at));
 }
 
 void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,

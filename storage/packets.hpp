@@ -26,6 +26,7 @@ struct packet_location {
 struct stored_packet {
   packet_location at;
   boost::json::object doc;
+  std::string raw;  // the stored JSON text of `doc`
 };
 
 class packets {
@@ -33,6 +34,9 @@ class packets {
   explicit packets(database& db) : db_(db) {}
 
   [[nodiscard]] result<std::optional<stored_packet>> find(const uuid& mandate, const uuid& id) const;
+  // The stored text of the packet at a known place (one read, no index): cheap "did it change?".
+  [[nodiscard]] result<std::optional<std::string>> raw_at(const uuid& mandate, const uuid& id,
+                                                          const packet_location& at) const;
   void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
            const boost::json::object& doc) const;
   void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
