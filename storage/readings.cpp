@@ -55,8 +55,10 @@ void readings::put(write_batch& batch, const uuid& mandate, const uuid& device, 
   const std::string measured = time_value(r.measured_at);
   batch.put(family::index,
             index_prefix(mandate, by_inserted_index, device, generation).i64(r.inserted_at).id(r.id).take(), measured);
+  // The packet index also carries inserted_at, so a packet's readings and all their index entries
+  // can be removed from this one entry, without reading the documents.
   batch.put(family::index, index_prefix(mandate, of_packet_index, device, generation).id(r.packet).id(r.id).take(),
-            measured);
+            key_builder{}.bytes(measured).i64(r.inserted_at).take());
   batch.put(family::index, by_id_key(mandate, r.id), key_builder{}.id(device).i64(generation).bytes(measured).take());
 }
 
@@ -118,24 +120,16 @@ result<void> readings::erase_matching(write_batch& batch, const std::string& pre
     batch.erase(family::readings, reading_key(mandate, device, generation, measured, id));
     batch.erase(family::index, key);
     batch.erase(family::index, by_id_key(mandate, id));
+    if (value.size() >= 16)
+      batch.erase(
+          family::index,
+          index_prefix(mandate, by_inserted_index, device, generation).i64(read_i64(value.substr(8))).id(id).take());
     return true;
   });
 }
 
 result<void> readings::erase_of_packet(write_batch& batch, const uuid& mandate, const uuid& device,
                                        std::int64_t generation, const uuid& packet) const {
-  // The inserted_at index entries need the reading's inserted_at: read the documents first.
-  auto docs = of_packet(mandate, device, generation, packet);
-  if (!docs) return docs.error();
-  for (const auto& doc : *docs) {
-    const auto* id = doc.if_contains("id");
-    const auto* inserted = doc.if_contains("inserted_at");
-    if (!id || !id->is_string() || !inserted || !inserted->is_string()) continue;
-    auto rid = uuid::parse(id->as_string());
-    auto t = parse_timestamp(inserted->as_string());
-    if (rid && t)
-      batch.erase(family::index, index_prefix(mandate, by_inserted_index, device, generation).i64(*t).id(*rid).take());
-  }
   return erase_matching(batch, index_prefix(mandate, of_packet_index, device, generation).id(packet).take(), mandate,
                         device, generation);
 }

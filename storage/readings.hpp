@@ -3,7 +3,8 @@
 // and switches to them in one write (queries never see a mix):
 //   readings: mandate | device | generation(8) | measured_at(8) | reading id(16)  -> JSON document
 //   index:    mandate | 4 | device | generation(8) | inserted_at(8) | reading id(16) -> measured_at(8)
-//             mandate | 5 | device | generation(8) | packet id(16) | reading id(16) -> measured_at(8)
+//             mandate | 5 | device | generation(8) | packet id(16) | reading id(16)
+//                                                           -> measured_at(8) | inserted_at(8)
 //             mandate | 6 | device                                 -> current generation(8) (absent: 0)
 //             mandate | 7 | reading id -> device(16) | generation(8) | measured_at(8)
 // A reading and all its index entries are written in one batch with the packet it came from.
@@ -52,7 +53,7 @@ class readings {
   // The readings a packet produced in one generation (for remove_readings and replay --diff).
   [[nodiscard]] result<std::vector<boost::json::object>> of_packet(const uuid& mandate, const uuid& device,
                                                                    std::int64_t generation, const uuid& packet) const;
-  // Adds the deletion of a packet's readings (and their index entries) to `batch`.
+  // Adds the deletion of a packet's readings (and all their index entries) to `batch`: one scan.
   [[nodiscard]] result<void> erase_of_packet(write_batch& batch, const uuid& mandate, const uuid& device,
                                              std::int64_t generation, const uuid& packet) const;
   // Adds the deletion of a whole generation to `batch`.
