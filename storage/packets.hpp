@@ -40,8 +40,6 @@ class packets {
   void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
            const boost::json::object& doc) const;
   void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
-  // A device's packets, oldest first (for tests and, later, parsing and lists).
-  [[nodiscard]] result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device) const;
 
   // One chunk of a device's packets in transceived_at order, read straight off the key order.
   [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,

@@ -82,14 +82,4 @@ result<std::vector<pending_parse>> parse_queue::next_device(std::string& cursor,
   return out;
 }
 
-result<bool> parse_queue::has_pending(const uuid& mandate, const uuid& device) const {
-  bool found = false;
-  auto scanned = db_.scan(family::jobs, device_prefix(mandate, device), [&](std::string_view, std::string_view) {
-    found = true;
-    return false;
-  });
-  if (!scanned) return scanned.error();
-  return found;
-}
-
 }  // namespace fl::storage

@@ -43,8 +43,6 @@ class parse_queue {
                                                                const std::set<device_ref>& skip,
                                                                micros ripe_before = std::numeric_limits<micros>::max(),
                                                                micros* earliest = nullptr) const;
-  // Whether any packet of the device waits to be parsed.
-  [[nodiscard]] result<bool> has_pending(const uuid& mandate, const uuid& device) const;
 
  private:
   database& db_;
