@@ -131,7 +131,6 @@ void records::erase_device_data(write_batch& batch, const uuid& mandate, const u
       key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(record_kind::interface)).id(device).take());
   const std::string device_prefix = key_builder{}.id(mandate).id(device).take();
   batch.erase_prefix(family::packets, device_prefix);
-  batch.erase_prefix(family::readings, device_prefix);
 }
 
 void records::erase_mandate_data(write_batch& batch, const uuid& mandate) const {

@@ -76,7 +76,8 @@ class records {
   void erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const;
   void put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const;
   void erase_key_hash(write_batch& batch, std::string_view hash) const;
-  // A device's nested records (interfaces) and its packets and readings.
+  // A device's nested records (interfaces) and its packets. Readings, with their generations and
+  // indexes, are `readings::erase_device`'s; the parse queue and reparse job have their own erasers.
   void erase_device_data(write_batch& batch, const uuid& mandate, const uuid& device) const;
   // Everything stored under a mandate, in every family (the mandate record itself is global).
   void erase_mandate_data(write_batch& batch, const uuid& mandate) const;

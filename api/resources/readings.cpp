@@ -95,11 +95,12 @@ http_response readings_list(request_context& ctx, const std::vector<uuid>& devic
     generations.push_back(*g);
   }
   if (page_req->retrieve_after && mode == list_mode::page) {
-    auto at = checked(ctx.app.readings.locate(ctx.mandate(), *page_req->retrieve_after));
-    if (!at) return error_response(at.error());
+    // find() resolves the id in the device's current generation only; the document names its device.
     auto doc = checked(ctx.app.readings.find(ctx.mandate(), *page_req->retrieve_after));
     if (!doc) return error_response(doc.error());
-    if (!*at || !*doc || std::find(devices.begin(), devices.end(), (*at)->device) == devices.end())
+    const auto* device = *doc ? (*doc)->if_contains("device_id") : nullptr;
+    const auto owner = device && device->is_string() ? uuid::parse(device->get_string()) : std::nullopt;
+    if (!owner || std::find(devices.begin(), devices.end(), *owner) == devices.end())
       return error_response(bad_request("retrieve_after names no reading of this list"));
     list.options.after =
         std::pair{time_field(**doc, by_inserted ? "inserted_at" : "measured_at"), *page_req->retrieve_after};

@@ -193,4 +193,15 @@ TEST_F(readings, packets_stream_too) {
   EXPECT_EQ(lines(call("GET", "/api/v1/devices/by-name/d/packets/stream", key)).size(), 3u);
 }
 
+TEST_F(readings, deleting_a_device_deletes_its_readings_and_their_indexes) {
+  seed(a_, 4, t0);
+  const uuid m = *uuid::parse(mandate_), d = *uuid::parse(a_);
+  auto one = get("/api/v1/devices/" + a_ + "/readings?limit=1");
+  const auto reading_id = *uuid::parse(one.data().as_array()[0].at("id").as_string());
+  ASSERT_EQ(call("DELETE", "/api/v1/devices/" + a_, admin_).status, 200);
+  for (auto order : {storage::reading_order::measured_at, storage::reading_order::inserted_at})
+    EXPECT_TRUE(app_->readings.page(m, d, 0, order, {.limit = 10})->empty());
+  EXPECT_FALSE(app_->readings.locate(m, reading_id)->has_value());
+}
+
 }  // namespace fl::testing
