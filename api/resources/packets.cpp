@@ -96,6 +96,25 @@ api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, co
   return t;
 }
 
+// A packet of `device` about to be changed, held against the parser's commit (which rewrites it
+// under the writer lock) and against a create of the same id.
+struct locked_packet {
+  std::unique_lock<std::mutex> writer, id;
+  storage::stored_packet stored;
+};
+
+api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device);
+
+api_result<locked_packet> lock_packet(request_context& ctx, const json::object& device) {
+  auto id = uuid::parse(ctx.param("packet"));
+  if (!id) return not_found("packet");
+  locked_packet out{ctx.records().writer(), ctx.app.packets.lock_id(*id), {}};
+  auto packet = load_packet(ctx, device);
+  if (!packet) return packet.error();
+  out.stored = std::move(*packet);
+  return out;
+}
+
 api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device) {
   auto id = uuid::parse(ctx.param("packet"));
   if (!id) return not_found("packet");
@@ -227,25 +246,21 @@ http_response update_packet(request_context& ctx) {
   if (!device) return error_response(device.error());
   auto body = parse_wrapped_body(ctx.request.body, "packet");
   if (!body) return error_response(body.error());
-  auto packet_id = uuid::parse(ctx.param("packet"));
-  if (!packet_id) return error_response(not_found("packet"));
-  auto lock = ctx.records().writer();  // against the parser's commit, which rewrites the packet
-  auto id_lock = ctx.app.packets.lock_id(*packet_id);
-  auto packet = load_packet(ctx, *device);
+  auto packet = lock_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
-  json::object doc = packet->doc;
+  json::object doc = packet->stored.doc;
   field_reader in(*body);
   if (in.has("id") &&
       !(body->at("id").is_string() && uuid::parse(body->at("id").as_string()) == uuid::parse(doc.at("id").as_string())))
     in.fail("id", "cannot be changed");
   if (in.has("payload_encoding") || in.has("payload")) read_payload(in, *body, doc);
-  auto t = read_packet_fields(ctx, in, *body, doc, *device, packet->at.transceived_at);
+  auto t = read_packet_fields(ctx, in, *body, doc, *device, packet->stored.at.transceived_at);
   if (!t) return error_response(t.error());
   // Never re-parsed; id, inserted_at and device stay. A new transceived_at moves the key.
   const uuid id = *uuid::parse(doc.at("id").as_string());
   auto batch = ctx.app.packets.batch();
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->at);
-  ctx.app.packets.put(batch, ctx.mandate(), id, {packet->at.device, *t}, doc);
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at);
+  ctx.app.packets.put(batch, ctx.mandate(), id, {packet->stored.at.device, *t}, doc);
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
   return single_response(doc);
 }
@@ -256,27 +271,23 @@ http_response delete_packet(request_context& ctx) {
   if (!remove_readings) return error_response(remove_readings.error());
   auto device = find_device(ctx, ctx.param("device"));
   if (!device) return error_response(device.error());
-  auto packet_id = uuid::parse(ctx.param("packet"));
-  if (!packet_id) return error_response(not_found("packet"));
-  auto lock = ctx.records().writer();  // against the parser's commit, which rewrites the packet
-  auto id_lock = ctx.app.packets.lock_id(*packet_id);
-  auto packet = load_packet(ctx, *device);
+  auto packet = lock_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
   auto batch = ctx.app.packets.batch();
-  const uuid id = *uuid::parse(packet->doc.at("id").as_string());
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->at);
-  ctx.app.parse_queue.erase(batch, {ctx.mandate(), packet->at.device, packet->at.transceived_at, id});
+  const uuid id = *uuid::parse(packet->stored.doc.at("id").as_string());
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at);
+  ctx.app.parse_queue.erase(batch, {ctx.mandate(), packet->stored.at.device, packet->stored.at.transceived_at, id});
   if (*remove_readings) {
-    auto generation = checked(ctx.app.readings.generation(ctx.mandate(), packet->at.device));
+    auto generation = checked(ctx.app.readings.generation(ctx.mandate(), packet->stored.at.device));
     if (!generation) return error_response(generation.error());
     // The next generation too: a reparse in progress may already have parsed this packet.
     for (std::int64_t g : {*generation, *generation + 1}) {
-      auto erased = checked(ctx.app.readings.erase_of_packet(batch, ctx.mandate(), packet->at.device, g, id));
+      auto erased = checked(ctx.app.readings.erase_of_packet(batch, ctx.mandate(), packet->stored.at.device, g, id));
       if (!erased) return error_response(erased.error());
     }
   }
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
-  return single_response(packet->doc);
+  return single_response(packet->stored.doc);
 }
 
 }  // namespace fl::api
