@@ -22,6 +22,9 @@ struct token {
   double number = 0;
 };
 
+// Thrown by the parser at the first problem and caught in compile(), which turns it into a
+// compile_error value: nothing outside this file sees an exception. Threading an error through
+// every rule of the recursive descent would double the code for no behaviour.
 struct failure {
   compile_error error;
 };

@@ -51,7 +51,8 @@ void reparse_runner::start() {
       if (state_of(job) == "cleaning") {
         // Nobody can be reading the old generation of a server that was not running.
         job["clean_after"] = 0;
-        (void)save(device, job);
+        if (auto saved = save(device, job); !saved)
+          std::cerr << "reparse of " << device.second.str() << ": " << saved.error().message << "\n";
       }
       if (!finished(job)) queue_.push_back(device);
     }
