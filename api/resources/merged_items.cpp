@@ -1,5 +1,6 @@
 #include "api/resources/merged_items.hpp"
 
+#include <algorithm>
 #include <tuple>
 
 #include "api/context.hpp"
@@ -16,25 +17,47 @@ bool merged_items::before(const storage::ordered_item& a, const storage::ordered
   return base_.descending ? ka > kb : ka < kb;
 }
 
+api_result<void> merged_items::refill(std::size_t i) {
+  auto& s = sources_[i];
+  auto options = base_;
+  options.after = s.resume;
+  options.limit = chunk_;
+  auto chunk = checked(read_(i, options));
+  if (!chunk) return chunk.error();
+  s.exhausted = chunk->size() < chunk_;
+  for (auto& item : *chunk) s.buffer.push_back(std::move(item));
+  if (!s.buffer.empty()) s.resume = std::pair{s.buffer.back().t, s.buffer.back().id};
+  return {};
+}
+
 api_result<std::optional<storage::ordered_item>> merged_items::next() {
-  source* best = nullptr;
-  for (std::size_t i = 0; i < sources_.size(); ++i) {
-    auto& s = sources_[i];
-    if (s.buffer.empty() && !s.exhausted) {
-      auto options = base_;
-      options.after = s.resume;
-      options.limit = chunk_;
-      auto chunk = checked(read_(i, options));
-      if (!chunk) return chunk.error();
-      s.exhausted = chunk->size() < chunk_;
-      for (auto& item : *chunk) s.buffer.push_back(std::move(item));
-      if (!s.buffer.empty()) s.resume = std::pair{s.buffer.back().t, s.buffer.back().id};
+  // The heap holds every source with a buffered item, the one whose head comes first on top, so an
+  // item costs O(log devices) rather than a look at every device.
+  const auto later = [this](std::size_t a, std::size_t b) {
+    return before(sources_[b].buffer.front(), sources_[a].buffer.front());
+  };
+  if (!started_) {
+    started_ = true;
+    for (std::size_t i = 0; i < sources_.size(); ++i) {
+      if (auto r = refill(i); !r) return r.error();
+      if (!sources_[i].buffer.empty()) heap_.push_back(i);
     }
-    if (!s.buffer.empty() && (!best || before(s.buffer.front(), best->buffer.front()))) best = &s;
+    std::make_heap(heap_.begin(), heap_.end(), later);
   }
-  if (!best) return std::optional<storage::ordered_item>{};
-  auto item = std::move(best->buffer.front());
-  best->buffer.pop_front();
+  if (heap_.empty()) return std::optional<storage::ordered_item>{};
+  std::pop_heap(heap_.begin(), heap_.end(), later);
+  const std::size_t i = heap_.back();
+  heap_.pop_back();
+  auto& s = sources_[i];
+  auto item = std::move(s.buffer.front());
+  s.buffer.pop_front();
+  if (s.buffer.empty() && !s.exhausted) {
+    if (auto r = refill(i); !r) return r.error();
+  }
+  if (!s.buffer.empty()) {
+    heap_.push_back(i);
+    std::push_heap(heap_.begin(), heap_.end(), later);
+  }
   return std::optional<storage::ordered_item>{std::move(item)};
 }
 

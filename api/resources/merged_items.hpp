@@ -30,11 +30,14 @@ class merged_items {
     bool exhausted = false;
   };
   [[nodiscard]] bool before(const storage::ordered_item& a, const storage::ordered_item& b) const;
+  [[nodiscard]] api_result<void> refill(std::size_t source);
 
   storage::scan_options base_;
   chunk_reader read_;
   std::size_t chunk_;
   std::vector<source> sources_;
+  std::vector<std::size_t> heap_;  // sources with a buffered item, ordered by their first item
+  bool started_ = false;
 };
 
 }  // namespace fl::api
