@@ -44,6 +44,17 @@ api_result<std::optional<storage::ordered_item>> merged_items::next() {
     }
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
+  // A source emptied by the previous item is read again only now that another item is wanted (a
+  // page stops after limit + 1 items and must not pay for a chunk it will not use).
+  if (drained_) {
+    const std::size_t i = *drained_;
+    drained_.reset();
+    if (auto r = refill(i); !r) return r.error();
+    if (!sources_[i].buffer.empty()) {
+      heap_.push_back(i);
+      std::push_heap(heap_.begin(), heap_.end(), later);
+    }
+  }
   if (heap_.empty()) return std::optional<storage::ordered_item>{};
   std::pop_heap(heap_.begin(), heap_.end(), later);
   const std::size_t i = heap_.back();
@@ -52,9 +63,8 @@ api_result<std::optional<storage::ordered_item>> merged_items::next() {
   auto item = std::move(s.buffer.front());
   s.buffer.pop_front();
   if (s.buffer.empty() && !s.exhausted) {
-    if (auto r = refill(i); !r) return r.error();
-  }
-  if (!s.buffer.empty()) {
+    drained_ = i;
+  } else if (!s.buffer.empty()) {
     heap_.push_back(i);
     std::push_heap(heap_.begin(), heap_.end(), later);
   }

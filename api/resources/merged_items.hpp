@@ -38,6 +38,7 @@ class merged_items {
   std::vector<source> sources_;
   std::vector<std::size_t> heap_;  // sources with a buffered item, ordered by their first item
   bool started_ = false;
+  std::optional<std::size_t> drained_;  // a source to read again before the next item
 };
 
 }  // namespace fl::api

@@ -103,4 +103,20 @@ TEST(ordered_lists, many_devices_merge_in_order_with_small_chunks) {
   EXPECT_LE(largest_chunk, 8u);  // memory: 3000 devices x 8, not x 101
 }
 
+TEST(ordered_lists, a_page_reads_each_device_once) {
+  int reads = 0;
+  api::ordered_list list;
+  list.sources = 1;
+  list.limit = 10;
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+    ++reads;
+    std::vector<storage::ordered_item> out;
+    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(1000 - i)));
+    return out;  // always full: the device has many more
+  };
+  auto r = api::answer_list(list, api::list_mode::page);
+  EXPECT_EQ(json::parse(r.body).at("body").as_array().size(), 10u);
+  EXPECT_EQ(reads, 1);  // limit + 1 items in one read, no extra chunk for the "more follow" check
+}
+
 }  // namespace fl::testing
