@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/crypto.hpp"
+#include "core/json_out.hpp"
 
 namespace fl::pipeline {
 
@@ -114,23 +115,42 @@ void mark_failed(json::object& packet, const char* kind, const std::string& mess
   packet["parse_error"] = json::object{{"kind", kind}, {"message", message}, {"logs", json::array{}}};
 }
 
-bool merge_profile_fields(json::object& device, const json::value& fields) {
+profile_merge merge_profile_fields(json::object& device, const json::value& fields) {
+  profile_merge out;
   const auto* writes = fields.if_object();
-  if (!writes || writes->empty()) return false;
+  if (!writes || writes->empty()) return out;
   json::value& target = device["fields"];
   if (!target.is_object()) target = json::object{};
-  bool changed = false;
+  auto& profiles = target.get_object();
   for (const auto& [profile, values] : *writes) {
     const auto* vals = values.if_object();
     if (!vals) continue;
-    json::value& slot = target.get_object()[profile];
+    if (!profiles.contains(profile) && profiles.size() >= max_profiles) {
+      out.refused += vals->size();
+      continue;
+    }
+    json::value& slot = profiles[profile];
     if (!slot.is_object()) slot = json::object{};
+    auto& existing = slot.get_object();
     for (const auto& [field, value] : *vals) {
-      slot.get_object()[field] = value;
-      changed = true;
+      if ((!existing.contains(field) && existing.size() >= max_fields_per_profile) ||
+          to_json(value).size() > max_field_value_bytes) {
+        ++out.refused;
+        continue;
+      }
+      existing[field] = value;
+      out.changed = true;
     }
   }
-  return changed;
+  return out;
+}
+
+void mark_profile_refusals(json::object& packet, std::size_t count) {
+  if (count == 0) return;
+  packet["parse_warnings"] =
+      json::array{json::value(std::to_string(count) + " profile field write(s) refused: at most " +
+                              std::to_string(max_profiles) + " profiles, " + std::to_string(max_fields_per_profile) +
+                              " fields each, " + std::to_string(max_field_value_bytes) + " bytes per value")};
 }
 
 }  // namespace fl::pipeline

@@ -42,8 +42,20 @@ void mark_skipped(boost::json::object& packet, const char* why);
 void mark_outcome(boost::json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings);
 void mark_failed(boost::json::object& packet, const char* kind, const std::string& message);
 
+// Bounds on what parsers may write into a device's `fields`, so the device document stays small.
+inline constexpr std::size_t max_profiles = 32;
+inline constexpr std::size_t max_fields_per_profile = 128;
+inline constexpr std::size_t max_field_value_bytes = 1024;  // as JSON
+
+struct profile_merge {
+  bool changed = false;
+  std::size_t refused = 0;  // writes over the bounds above, left out
+};
+
 // Merges profile writes ({profile_slug: {field: value}}) into a device document's `fields`.
-// Returns whether anything changed.
-bool merge_profile_fields(boost::json::object& device, const boost::json::value& fields);
+[[nodiscard]] profile_merge merge_profile_fields(boost::json::object& device, const boost::json::value& fields);
+
+// Notes on the packet that `count` profile writes were refused (they stay visible to the mandate).
+void mark_profile_refusals(boost::json::object& packet, std::size_t count);
 
 }  // namespace fl::pipeline

@@ -251,7 +251,13 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
                               {device_id, loaded[i].entry.packet, *parser_id, inputs[input_of[i]].transceived_at, now});
       for (const auto& r : made) readings.put(batch, mandate, device_id, generation, r);
       mark_outcome(doc, outcome, made.size());
-      for (const auto& r : outcome.readings) profile_changed |= merge_profile_fields(**current_device, r.fields);
+      std::size_t refused = 0;
+      for (const auto& r : outcome.readings) {
+        const auto merged = merge_profile_fields(**current_device, r.fields);
+        profile_changed |= merged.changed;
+        refused += merged.refused;
+      }
+      mark_profile_refusals(doc, refused);
     }
     packets.put(batch, mandate, loaded[i].entry.packet, present->at, doc);
   }

@@ -1,0 +1,46 @@
+// Profile writes from parsers: merged into the device's fields, within bounds a parser cannot raise.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "pipeline/parse_records.hpp"
+
+namespace fl::testing {
+
+namespace json = boost::json;
+
+TEST(profile_writes, merge_into_the_device_fields) {
+  json::object device{{"fields", json::object{{"status", json::object{{"a", 1}}}}}};
+  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"status":{"b":2},"battery":{"v":3.1}})"));
+  EXPECT_TRUE(merged.changed);
+  EXPECT_EQ(merged.refused, 0u);
+  EXPECT_EQ(device.at("fields"), json::parse(R"({"status":{"a":1,"b":2},"battery":{"v":3.1}})"));
+  EXPECT_FALSE(pipeline::merge_profile_fields(device, nullptr).changed);
+}
+
+TEST(profile_writes, beyond_the_bounds_are_refused_and_noted_on_the_packet) {
+  json::object device;
+  json::object many_fields, many_profiles;
+  for (std::size_t i = 0; i < pipeline::max_fields_per_profile + 5; ++i) many_fields["f" + std::to_string(i)] = i;
+  for (std::size_t i = 0; i < pipeline::max_profiles + 3; ++i)
+    many_profiles["p" + std::to_string(i)] = json::object{{"x", 1}};
+  auto merged = pipeline::merge_profile_fields(device, json::object{{"big", many_fields}});
+  EXPECT_EQ(merged.refused, 5u);
+  EXPECT_EQ(device.at("fields").at("big").as_object().size(), pipeline::max_fields_per_profile);
+  merged = pipeline::merge_profile_fields(device, many_profiles);
+  EXPECT_EQ(merged.refused, 4u);  // "big" already holds one of the 32 places
+  EXPECT_EQ(device.at("fields").as_object().size(), pipeline::max_profiles);
+  merged = pipeline::merge_profile_fields(
+      device, json::object{{"big", json::object{{"f0", std::string(pipeline::max_field_value_bytes, 'x')}}}});
+  EXPECT_EQ(merged.refused, 1u);  // an existing field, but the value is too large
+  EXPECT_EQ(device.at("fields").at("big").at("f0"), 0);
+
+  json::object packet;
+  pipeline::mark_profile_refusals(packet, 0);
+  EXPECT_FALSE(packet.contains("parse_warnings"));
+  pipeline::mark_profile_refusals(packet, 4);
+  EXPECT_NE(std::string(packet.at("parse_warnings").as_array()[0].as_string()).find("4 profile field"),
+            std::string::npos);
+}
+
+}  // namespace fl::testing
