@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "core/thread_name.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
 
@@ -57,7 +58,10 @@ void reparse_runner::start() {
       if (!finished(job)) queue_.push_back(device);
     }
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    name_this_thread("fl-reparse");
+    run();
+  });
 }
 
 void reparse_runner::stop() {

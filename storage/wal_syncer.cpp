@@ -1,8 +1,14 @@
 #include "storage/wal_syncer.hpp"
 
+#include "core/thread_name.hpp"
+
 namespace fl::storage {
 
-wal_syncer::wal_syncer(database& db) : db_(db), thread_([this] { run(); }) {}
+wal_syncer::wal_syncer(database& db)
+    : db_(db), thread_([this] {
+        name_this_thread("fl-walsync");
+        run();
+      }) {}
 
 wal_syncer::~wal_syncer() {
   {

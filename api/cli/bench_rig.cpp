@@ -9,6 +9,7 @@
 #include "api/bootstrap.hpp"
 #include "api/http/client.hpp"
 #include "core/ids.hpp"
+#include "core/thread_name.hpp"
 
 namespace fl::cli {
 
@@ -37,7 +38,10 @@ bench_server::bench_server() {
   server_ = std::make_unique<api::http_server>(*router_, limits());
   server_->listen("127.0.0.1", 0);
   app_->parsing.start();
-  runner_ = std::thread([this] { server_->run(false); });
+  runner_ = std::thread([this] {
+    name_this_thread("fl-io");
+    server_->run(false);
+  });
 }
 
 bench_server::~bench_server() {
@@ -82,6 +86,7 @@ load_result run_load(std::uint16_t port, std::size_t connections, std::size_t to
   const auto start = clock::now();
   for (std::size_t c = 0; c < connections; ++c) {
     threads.emplace_back([&, c] {
+      name_this_thread("bench-client");
       api::http_client client("127.0.0.1", port, std::chrono::seconds(60));
       for (std::size_t i = next++; i < total; i = next++) {
         const auto spec = make(c, i);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "api/http/envelope.hpp"
+#include "core/thread_name.hpp"
 
 namespace fl::api {
 
@@ -314,7 +315,11 @@ void http_server::run(bool handle_signals) {
   }
   asio::co_spawn(impl_->control, impl_->accept_loop(), asio::detached);
   std::vector<std::thread> workers;
-  for (int i = 1; i < impl_->limits.threads; ++i) workers.emplace_back([this] { impl_->ioc.run(); });
+  for (int i = 1; i < impl_->limits.threads; ++i)
+    workers.emplace_back([this] {
+      name_this_thread("fl-io");
+      impl_->ioc.run();
+    });
   impl_->ioc.run();
   for (auto& t : workers) t.join();
   impl_->writers.join();  // every connection is closed, so no write is still running
