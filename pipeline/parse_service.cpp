@@ -3,6 +3,7 @@
 #include <iostream>
 #include <limits>
 
+#include "core/thread_name.hpp"
 #include "pipeline/parse_records.hpp"
 #include "sandbox/worker_pool.hpp"
 #include "storage/packets.hpp"
@@ -28,7 +29,10 @@ struct loaded_packet {
 }  // namespace
 
 parse_service::parse_service(storage::records& records, parse_service_config config)
-    : records_(records), config_(config), queue_(records.db()) {}
+    : records_(records),
+      config_(config),
+      queue_(records.db()),
+      backlog_(queue_, config.batch_size, config.backlog_entries) {}
 
 sandbox::worker_pool& parse_service::pool() {
   // Started on first use: a server (or test) that never parses starts no sandbox.
@@ -49,7 +53,13 @@ void parse_service::start() {
   std::lock_guard lock(mutex_);
   if (!threads_.empty()) return;
   stopping_ = false;
-  for (std::size_t i = 0; i < config_.threads; ++i) threads_.emplace_back([this] { run(); });
+  // What was queued before this start (a restart resumes it); entries added meanwhile stay.
+  if (auto loaded = backlog_.load(); !loaded) std::cerr << "parse queue: " << loaded.error().message << "\n";
+  for (std::size_t i = 0; i < config_.threads; ++i)
+    threads_.emplace_back([this] {
+      name_this_thread("fl-parse");
+      run();
+    });
 }
 
 void parse_service::stop() {
@@ -64,9 +74,10 @@ void parse_service::stop() {
   threads_.clear();
 }
 
-void parse_service::wake() {
+void parse_service::queued(const storage::pending_parse& p, micros queued_at) {
   {
     std::lock_guard lock(mutex_);
+    backlog_.add(p, queued_at);
     // Threads gathering packets wake on their own timer; only an idle thread needs telling. At
     // thousands of packets a second, waking everyone each time costs more than the parsing.
     if (idle_threads_ == 0) return;
@@ -75,14 +86,22 @@ void parse_service::wake() {
   idle_.notify_all();
 }
 
+void parse_service::dequeued(const storage::pending_parse& p) {
+  std::lock_guard lock(mutex_);
+  backlog_.remove(p);
+}
+
+void parse_service::device_removed(const uuid& mandate, const uuid& device) {
+  std::lock_guard lock(mutex_);
+  backlog_.remove_device({mandate, device});
+}
+
 bool parse_service::wait_idle(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     {
       std::unique_lock lock(mutex_);
-      std::string from;
-      auto next = queue_.next_device(from, 1, {});
-      if (next && next->empty() && claimed_.empty()) return true;
+      if (backlog_.empty() && claimed_.empty()) return true;
       changed_.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
@@ -110,6 +129,7 @@ void parse_service::release(const storage::device_ref& d) {
   }
   changed_.notify_all();
   idle_.notify_all();
+  gathering_.notify_all();
 }
 
 void parse_service::run() {
@@ -120,7 +140,7 @@ void parse_service::run() {
       if (stopping_) return;
       const micros linger = std::chrono::duration_cast<std::chrono::microseconds>(config_.linger).count();
       micros earliest = std::numeric_limits<micros>::max();
-      auto next = queue_.next_device(cursor_, config_.batch_size, claimed_, now_micros() - linger, &earliest);
+      auto next = backlog_.take(claimed_, now_micros() - linger, &earliest);
       if (!next) std::cerr << "parse queue: " << next.error().message << "\n";
       if (!next || next->empty()) {
         if (next && earliest != std::numeric_limits<micros>::max()) {
@@ -144,10 +164,14 @@ void parse_service::run() {
     try {
       storage::readings readings(records_.db());
       auto generation = readings.generation(device.first, device.second);
-      done = generation ? parse_into(device, *generation, items) : storage::result<void>(generation.error());
+      done = generation ? parse_items(device, *generation, items, {}, true) : storage::result<void>(generation.error());
     } catch (const std::exception& e) {
       // The sandbox could not run at all: a server fault. The packets stay queued.
       done = storage::error{storage::errc::io, std::string("sandbox: ") + e.what()};
+    }
+    if (!done) {
+      std::lock_guard lock(mutex_);
+      backlog_.put_back(items);  // still queued in the store: tried again later
     }
     release(device);
     if (!done) {
@@ -170,6 +194,19 @@ int parse_service::timeout_for(const uuid& mandate) const {
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
                                                 const std::vector<storage::pending_parse>& items,
                                                 const std::function<void(storage::write_batch&)>& also) {
+  auto done = parse_items(device, generation, items, also, false);
+  if (done) {
+    // Their queue entries went with the readings; the working copy must not offer them again.
+    std::lock_guard lock(mutex_);
+    for (const auto& item : items) backlog_.remove(item);
+  }
+  return done;
+}
+
+storage::result<void> parse_service::parse_items(const storage::device_ref& device, std::int64_t generation,
+                                                 const std::vector<storage::pending_parse>& items,
+                                                 const std::function<void(storage::write_batch&)>& also,
+                                                 bool queued_only) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -205,14 +242,16 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
 
   std::vector<sandbox::parse_outcome> outcomes;
   if (!inputs.empty()) {
+    const sandbox::parser_code code{std::string(parser->at("code").as_string())};
     std::vector<sandbox::stored_reading> history;
-    auto newest = readings.page(mandate, device_id, generation, storage::reading_order::measured_at,
-                                {.descending = true, .limit = config_.history});
-    if (!newest) return newest.error();
-    for (auto& r : *newest) history.push_back({r.doc["data"], r.t});
+    if (uses_history(code.source)) {
+      auto newest = readings.page(mandate, device_id, generation, storage::reading_order::measured_at,
+                                  {.descending = true, .limit = config_.history});
+      if (!newest) return newest.error();
+      for (auto& r : *newest) history.push_back({r.doc["data"], r.t});
+    }
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_for(mandate);
-    const sandbox::parser_code code{std::string(parser->at("code").as_string())};
     outcomes = pool().parse(mandate.str(), code, limits, history, inputs);
   }
 
@@ -224,6 +263,11 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
   bool profile_changed = false;
   const micros now = now_micros();
   for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (queued_only) {  // parsed meanwhile by a reparse, or deleted: nothing to do
+      auto still = queue_.contains(loaded[i].entry);
+      if (!still) return still.error();
+      if (!*still) continue;
+    }
     queue_.erase(batch, loaded[i].entry);
     if (!*current_device || !loaded[i].stored) continue;  // device or packet deleted meanwhile
     // Unchanged since it was loaded (the usual case): one read. Changed or moved: look it up again.
@@ -259,7 +303,7 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
       }
       mark_profile_refusals(doc, refused);
     }
-    packets.put(batch, mandate, loaded[i].entry.packet, present->at, doc);
+    packets.rewrite(batch, mandate, loaded[i].entry.packet, present->at, doc);
   }
   if (profile_changed) records_.put(batch, {record_kind::device, mandate, device_id}, **current_device);
   if (also) also(batch);

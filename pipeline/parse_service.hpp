@@ -1,6 +1,7 @@
 #pragma once
 // Parsing off the request path. Storing a packet queues it (storage/parse_queue.hpp) in the same
-// write; this service's threads take one device at a time, its queued packets in transceived_at
+// write and tells this service (queued()), which keeps the queue's working copy in memory
+// (parse_backlog.hpp); its threads take one device at a time, its queued packets in transceived_at
 // order, parse them in one sandbox call and write the readings, the packets' parse status, profile
 // writes and the dequeue in one batch. A restart resumes whatever is still queued.
 //
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/parse_backlog.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/records.hpp"
@@ -38,6 +40,9 @@ struct parse_service_config {
   // A device's packets wait up to this long for more of them before a sandbox call (unless a full
   // batch is ready): one call per packet costs more than the parse itself (docs/BENCHMARKS.md).
   std::chrono::milliseconds linger{100};  // default 100 ms
+  // Queued packets remembered in memory (pipeline/parse_backlog.hpp); past this a device's packets
+  // are read from the store instead. ~64 bytes each.
+  std::size_t backlog_entries = 500'000;  // default 500,000
 };
 
 class parse_service {
@@ -49,8 +54,11 @@ class parse_service {
 
   void start();
   void stop();
-  // A packet was queued: look now rather than at the next poll.
-  void wake();
+  // After a write that queued a packet (storage::parse_queue::push): remember it, wake a thread.
+  void queued(const storage::pending_parse& p, micros queued_at);
+  // After a write that removed queue entries (packet or device deleted).
+  void dequeued(const storage::pending_parse& p);
+  void device_removed(const uuid& mandate, const uuid& device);
   // Waits until nothing is queued and no batch is in flight; false on timeout (tests, benchmarks).
   [[nodiscard]] bool wait_idle(std::chrono::milliseconds timeout);
 
@@ -78,6 +86,12 @@ class parse_service {
 
  private:
   void run();
+  // parse_into; with `queued_only` an item is parsed only while its queue entry still exists (the
+  // in-memory backlog may be a step behind the store).
+  [[nodiscard]] storage::result<void> parse_items(const storage::device_ref& device, std::int64_t generation,
+                                                  const std::vector<storage::pending_parse>& items,
+                                                  const std::function<void(storage::write_batch&)>& also,
+                                                  bool queued_only);
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;
@@ -86,15 +100,15 @@ class parse_service {
   storage::records& records_;
   parse_service_config config_;
   storage::parse_queue queue_;
+  parse_backlog backlog_;  // guarded by mutex_
   std::once_flag pool_started_;
   std::unique_ptr<sandbox::worker_pool> pool_;
   std::mutex mutex_;
   std::condition_variable changed_;    // claims released, batches done (hold, wait_idle)
-  std::condition_variable idle_;       // threads with nothing queued wait here for wake()
+  std::condition_variable idle_;       // threads with nothing queued wait here for queued()
   std::condition_variable gathering_;  // threads waiting for queued packets to ripen wait here
   std::size_t idle_threads_ = 0;
   std::set<storage::device_ref> claimed_;
-  std::string cursor_;
   bool stopping_ = false;
   bool woken_ = false;
   std::vector<std::thread> threads_;

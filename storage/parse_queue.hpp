@@ -3,9 +3,8 @@
 //   mandate(16) | 1 | device(16) | transceived_at(8) | packet id(16) -> ""
 // An entry is written in the same batch as its packet and erased in the same batch as the packet's
 // readings, so after a crash every packet is either parsed or still queued (resumed on start).
-// Consumers take one device at a time, its entries in transceived_at order, round robin over devices.
-#include <limits>
-#include <set>
+// Which device to parse next is decided in memory (pipeline/parse_backlog); this is the durable truth.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +20,7 @@ struct pending_parse {
   uuid device;
   micros transceived_at = 0;
   uuid packet;
+  bool operator==(const pending_parse&) const = default;
 };
 
 using device_ref = std::pair<uuid, uuid>;  // (mandate, device)
@@ -34,15 +34,13 @@ class parse_queue {
   void erase(write_batch& batch, const pending_parse& p) const;
   void erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const;
 
-  // Up to `limit` entries of the first device at or after `cursor` (wrapping around once) that is
-  // not in `skip` and is ripe: it has `limit` entries, or its oldest was queued at or before
-  // `ripe_before` (letting a device's packets gather into one sandbox call). `cursor` moves past
-  // that device so the next call serves the next one. When nothing is ripe, `earliest` (if given)
-  // receives the oldest queue time among the devices passed over.
-  [[nodiscard]] result<std::vector<pending_parse>> next_device(std::string& cursor, std::size_t limit,
-                                                               const std::set<device_ref>& skip,
-                                                               micros ripe_before = std::numeric_limits<micros>::max(),
-                                                               micros* earliest = nullptr) const;
+  // Every queued entry with the time it was queued, in key order (devices together, each in
+  // transceived_at order): how the parse service rebuilds its working copy on start.
+  [[nodiscard]] result<void> for_each(const std::function<void(const pending_parse&, micros queued_at)>& visit) const;
+  // The first `limit` entries of one device, in transceived_at order.
+  [[nodiscard]] result<std::vector<pending_parse>> of_device(const uuid& mandate, const uuid& device,
+                                                             std::size_t limit) const;
+  [[nodiscard]] result<bool> contains(const pending_parse& p) const;
 
  private:
   database& db_;

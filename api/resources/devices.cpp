@@ -418,6 +418,7 @@ http_response delete_device(request_context& ctx) {
   if (auto erased = checked(ctx.app.readings.erase_device(batch, ctx.mandate(), id)); !erased)
     return error_response(erased.error());
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  ctx.app.parsing.device_removed(ctx.mandate(), id);
   return single_response(renderer->view(std::move(*doc)));
 }
 

@@ -226,13 +226,15 @@ http_response create_packet(request_context& ctx) {
   if (*existing) return error_response(conflict("a packet with id " + id.str() + " already exists"));
   auto batch = ctx.app.packets.batch();
   ctx.app.packets.put(batch, ctx.mandate(), id, {device_id, *t}, doc);
-  if (queued) ctx.app.parse_queue.push(batch, {ctx.mandate(), device_id, *t, id});
+  const storage::pending_parse entry{ctx.mandate(), device_id, *t, id};
+  const micros queued_at = now_micros();
+  if (queued) ctx.app.parse_queue.push(batch, entry, queued_at);
   // Written without an fsync here; the answer waits until the WAL is synced (one fsync shared by
   // every create in flight), so it is still sent only once the packet is durable.
   if (auto done = checked(ctx.records().db().write(batch, storage::durability::buffered)); !done)
     return error_response(done.error());
   lock.unlock();
-  if (queued) ctx.app.parsing.wake();
+  if (queued) ctx.app.parsing.queued(entry, queued_at);
   auto answer = single_response(doc);
   answer.after_durable = [&durable = ctx.app.durable](std::function<void(bool)> done) {
     durable.after_sync(std::move(done));
@@ -276,7 +278,8 @@ http_response delete_packet(request_context& ctx) {
   auto batch = ctx.app.packets.batch();
   const uuid id = *uuid::parse(packet->stored.doc.at("id").as_string());
   ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at);
-  ctx.app.parse_queue.erase(batch, {ctx.mandate(), packet->stored.at.device, packet->stored.at.transceived_at, id});
+  const storage::pending_parse entry{ctx.mandate(), packet->stored.at.device, packet->stored.at.transceived_at, id};
+  ctx.app.parse_queue.erase(batch, entry);
   if (*remove_readings) {
     auto generation = checked(ctx.app.readings.generation(ctx.mandate(), packet->stored.at.device));
     if (!generation) return error_response(generation.error());
@@ -287,6 +290,7 @@ http_response delete_packet(request_context& ctx) {
     }
   }
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  ctx.app.parsing.dequeued(entry);
   return single_response(packet->stored.doc);
 }
 

@@ -1,7 +1,9 @@
-// The parse queue: per-device order, round robin, lingering until a batch is worth a sandbox call.
+// The durable parse queue: per-device order, queue times, erasing (the order of work is parse_backlog's).
 #include "storage/parse_queue.hpp"
 
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "support/temp_dir.hpp"
 
@@ -25,49 +27,42 @@ class parse_queue_test : public ::testing::Test {
   uuid mandate_ = uuid::random();
 };
 
-TEST_F(parse_queue_test, a_device_comes_in_transceived_order_and_devices_take_turns) {
+TEST_F(parse_queue_test, a_device_reads_back_in_transceived_order_with_its_queue_times) {
   const uuid a = uuid::random(), b = uuid::random();
-  queue(a, 3, 0);
-  queue(b, 2, 0);
+  queue(a, 3, 111);
+  queue(b, 2, 222);
   parse_queue q(*db_);
-  std::string cursor;
-  auto first = q.next_device(cursor, 10, {});
-  ASSERT_TRUE(first);
-  ASSERT_FALSE(first->empty());
-  for (std::size_t i = 1; i < first->size(); ++i) EXPECT_LT((*first)[i - 1].transceived_at, (*first)[i].transceived_at);
-  auto second = q.next_device(cursor, 10, {});
-  ASSERT_TRUE(second && !second->empty());
-  EXPECT_NE(first->front().device, second->front().device);  // round robin, not the same device again
-  auto skipped = q.next_device(cursor, 10, {{mandate_, a}, {mandate_, b}});
-  EXPECT_TRUE(skipped && skipped->empty());  // both held elsewhere
-  auto limited = q.next_device(cursor, 2, {});
-  EXPECT_EQ(limited->size(), 2u);
+  auto of_a = q.of_device(mandate_, a, 10);
+  ASSERT_TRUE(of_a);
+  ASSERT_EQ(of_a->size(), 3u);
+  for (std::size_t i = 1; i < of_a->size(); ++i) EXPECT_LT((*of_a)[i - 1].transceived_at, (*of_a)[i].transceived_at);
+  for (const auto& p : *of_a) EXPECT_EQ(p.device, a);
+  EXPECT_EQ(q.of_device(mandate_, a, 2)->size(), 2u);  // the limit holds
+
+  std::map<uuid, std::vector<micros>> seen;
+  ASSERT_TRUE(q.for_each([&](const pending_parse& p, micros queued_at) { seen[p.device].push_back(queued_at); }));
+  EXPECT_EQ(seen[a], (std::vector<micros>{111, 111, 111}));
+  EXPECT_EQ(seen[b], (std::vector<micros>{222, 222}));
 }
 
-TEST_F(parse_queue_test, young_small_groups_linger_and_full_or_old_ones_do_not) {
-  const uuid fresh = uuid::random(), full = uuid::random(), old = uuid::random();
-  const micros now = 10'000'000;
-  queue(fresh, 2, now);
+TEST_F(parse_queue_test, erased_entries_and_devices_are_gone) {
+  const uuid a = uuid::random(), b = uuid::random();
+  queue(a, 2, 0);
+  queue(b, 2, 0);
   parse_queue q(*db_);
-  std::string cursor;
-  micros earliest = std::numeric_limits<micros>::max();
-  auto none = q.next_device(cursor, 5, {}, now - 100'000, &earliest);
-  ASSERT_TRUE(none);
-  EXPECT_TRUE(none->empty());                           // two packets queued just now: wait for more
-  EXPECT_EQ(earliest, now);                             // ... until `now` + linger
-  EXPECT_EQ(q.next_device(cursor, 5, {})->size(), 2u);  // without lingering they are taken
-
-  queue(full, 5, now);
-  queue(old, 1, now - 500'000);
-  std::set<device_ref> taken;
-  for (int i = 0; i < 3; ++i) {
-    auto next = q.next_device(cursor, 5, {}, now - 100'000);
-    ASSERT_TRUE(next);
-    if (!next->empty()) taken.insert({next->front().mandate, next->front().device});
-  }
-  EXPECT_TRUE(taken.contains({mandate_, full}));  // a full batch goes at once
-  EXPECT_TRUE(taken.contains({mandate_, old}));   // an old one has waited long enough
-  EXPECT_FALSE(taken.contains({mandate_, fresh}));
+  auto of_a = q.of_device(mandate_, a, 10);
+  ASSERT_TRUE(of_a && of_a->size() == 2u);
+  EXPECT_TRUE(*q.contains(of_a->front()));
+  auto batch = db_->batch();
+  q.erase(batch, of_a->front());
+  q.erase_device(batch, mandate_, b);
+  ASSERT_TRUE(db_->write(batch, durability::buffered));
+  EXPECT_FALSE(*q.contains(of_a->front()));
+  EXPECT_TRUE(*q.contains(of_a->back()));
+  EXPECT_TRUE(q.of_device(mandate_, b, 10)->empty());
+  std::size_t left = 0;
+  ASSERT_TRUE(q.for_each([&](const pending_parse&, micros) { ++left; }));
+  EXPECT_EQ(left, 1u);
 }
 
 }  // namespace fl::storage

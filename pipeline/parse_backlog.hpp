@@ -1,0 +1,76 @@
+#pragma once
+// The parse queue's working copy in memory: which devices have packets waiting, which to serve
+// next and when a device is ripe. Finding the next device by scanning the durable queue cost a
+// walk over every entry and every deletion marker still in the memtable (a third of the parse
+// threads' CPU at ingest rates); here it is a look at the front of a list.
+//
+// storage::parse_queue stays the truth. The copy may hold an entry the store no longer has (the
+// parse service checks before it writes readings), never the reverse for long: whatever is written
+// to the store is added here after its write, and on start everything is read back.
+//
+// Devices wait in one of two places: `gathering` (ordered by when their oldest packet was queued) until
+// they have a full batch or their oldest packet has lingered long enough, then `ready` (served
+// front first, round robin: a device with packets left goes to the back). Memory is bounded: past
+// `max_entries` a device only remembers that the store has more of its packets ("overflow") and is
+// served straight from the store.
+#include <cstddef>
+#include <list>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "storage/parse_queue.hpp"
+
+namespace fl::pipeline {
+
+class parse_backlog {
+ public:
+  parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries);
+
+  void add(const storage::pending_parse& p, micros queued_at);
+  void remove(const storage::pending_parse& p);
+  void remove_device(const storage::device_ref& d);
+  // Reads every entry of the store (on start); what is already here stays.
+  [[nodiscard]] storage::result<void> load();
+
+  // Up to batch_size entries of the next ripe device not in `busy`, in transceived_at order; they
+  // leave the backlog (put_back() returns them if parsing fails). Empty when no device is ripe; then
+  // `earliest` receives the queue time of the oldest packet still gathering (or is left alone).
+  [[nodiscard]] storage::result<std::vector<storage::pending_parse>> take(const std::set<storage::device_ref>& busy,
+                                                                          micros ripe_before, micros* earliest);
+  void put_back(const std::vector<storage::pending_parse>& items);
+
+  [[nodiscard]] bool empty() const { return devices_.empty(); }
+  [[nodiscard]] std::size_t entries() const { return entries_; }
+
+ private:
+  struct entry {
+    micros transceived_at;
+    uuid packet;
+    auto operator<=>(const entry&) const = default;
+  };
+  enum class place { none, gathering, ready };
+  struct device_state {
+    std::set<entry> entries;
+    bool overflow = false;  // the store holds entries of this device that `entries` does not
+    micros first_queued = 0;
+    place where = place::none;
+    std::list<storage::device_ref>::iterator at;  // in ready_
+  };
+
+  // By value: `d` may be the very list element being moved.
+  void move_to(storage::device_ref d, device_state& s, place where);
+  void forget_if_drained(storage::device_ref d, device_state& s);
+
+  const storage::parse_queue& store_;
+  std::size_t batch_size_;
+  std::size_t max_entries_;
+  std::size_t entries_ = 0;
+  std::map<storage::device_ref, device_state> devices_;
+  std::set<std::pair<micros, storage::device_ref>> gathering_;  // (first_queued, device)
+  std::list<storage::device_ref> ready_;
+};
+
+}  // namespace fl::pipeline

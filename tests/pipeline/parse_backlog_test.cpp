@@ -1,0 +1,169 @@
+// The in-memory working copy of the parse queue: order, turns, lingering, bounded memory, and that
+// it never hides an entry the store holds.
+#include "pipeline/parse_backlog.hpp"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+
+namespace fl::pipeline {
+
+using storage::device_ref;
+using storage::pending_parse;
+
+class parse_backlog_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = storage::database::open({.dir = dir_.path()});
+    ASSERT_TRUE(db);
+    db_ = std::move(*db);
+    store_ = std::make_unique<storage::parse_queue>(*db_);
+  }
+  // Queues `count` packets of `device` in the store (newest transceived_at first) and, unless
+  // `store_only`, in the backlog too, as the API does.
+  std::vector<pending_parse> queue(parse_backlog& b, const uuid& device, int count, micros queued_at,
+                                   bool store_only = false) {
+    std::vector<pending_parse> made;
+    auto batch = db_->batch();
+    for (int i = 0; i < count; ++i) {
+      made.push_back({mandate_, device, 1000 - i - static_cast<micros>(made_++), uuid::random()});
+      store_->push(batch, made.back(), queued_at);
+    }
+    EXPECT_TRUE(db_->write(batch, storage::durability::buffered));
+    if (!store_only)
+      for (const auto& p : made) b.add(p, queued_at);
+    return made;
+  }
+  void erase_from_store(const std::vector<pending_parse>& items) {
+    auto batch = db_->batch();
+    for (const auto& p : items) store_->erase(batch, p);
+    ASSERT_TRUE(db_->write(batch, storage::durability::buffered));
+  }
+  static constexpr micros never = std::numeric_limits<micros>::max();
+  testing::temp_dir dir_;
+  std::unique_ptr<storage::database> db_;
+  std::unique_ptr<storage::parse_queue> store_;
+  uuid mandate_ = uuid::random();
+  int made_ = 0;
+};
+
+TEST_F(parse_backlog_test, a_device_comes_in_transceived_order_and_devices_take_turns) {
+  parse_backlog b(*store_, 2, 100);
+  const uuid x = uuid::random(), y = uuid::random();
+  queue(b, x, 3, 0);
+  queue(b, y, 2, 0);
+  auto first = b.take({}, never, nullptr);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->size(), 2u);  // the batch size
+  EXPECT_EQ(first->front().device, x);
+  EXPECT_LT((*first)[0].transceived_at, (*first)[1].transceived_at);
+  auto second = b.take({}, never, nullptr);
+  ASSERT_TRUE(second && second->size() == 2u);
+  EXPECT_EQ(second->front().device, y);  // x had more, but y's turn came first
+  auto third = b.take({}, never, nullptr);
+  ASSERT_TRUE(third && third->size() == 1u);
+  EXPECT_EQ(third->front().device, x);
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.entries(), 0u);
+}
+
+TEST_F(parse_backlog_test, busy_devices_are_passed_over) {
+  parse_backlog b(*store_, 10, 100);
+  const uuid x = uuid::random(), y = uuid::random();
+  queue(b, x, 1, 0);
+  queue(b, y, 1, 0);
+  auto taken = b.take({{mandate_, x}}, never, nullptr);
+  ASSERT_TRUE(taken && taken->size() == 1u);
+  EXPECT_EQ(taken->front().device, y);
+  auto none = b.take({{mandate_, x}}, never, nullptr);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(b.take({}, never, nullptr)->size(), 1u);
+}
+
+TEST_F(parse_backlog_test, young_small_groups_linger_and_full_or_old_ones_do_not) {
+  parse_backlog b(*store_, 5, 100);
+  const micros now = 10'000'000;
+  const uuid fresh = uuid::random(), full = uuid::random(), old = uuid::random();
+  queue(b, fresh, 2, now);
+  micros earliest = never;
+  auto none = b.take({}, now - 100'000, &earliest);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());  // two packets queued just now: wait for more
+  EXPECT_EQ(earliest, now);    // ... until `now` + linger
+  queue(b, full, 5, now);
+  queue(b, old, 1, now - 500'000);
+  std::set<uuid> taken;
+  for (int i = 0; i < 3; ++i) {
+    auto next = b.take({}, now - 100'000, nullptr);
+    ASSERT_TRUE(next);
+    if (!next->empty()) taken.insert(next->front().device);
+  }
+  EXPECT_EQ(taken, (std::set<uuid>{full, old}));      // a full batch goes at once, an old one has waited enough
+  EXPECT_EQ(b.take({}, never, nullptr)->size(), 2u);  // without lingering the young ones go too
+}
+
+TEST_F(parse_backlog_test, removed_entries_and_devices_are_not_offered) {
+  parse_backlog b(*store_, 10, 100);
+  const uuid x = uuid::random(), y = uuid::random();
+  auto of_x = queue(b, x, 3, 0);
+  queue(b, y, 2, 0);
+  b.remove(of_x[0]);
+  b.remove_device({mandate_, y});
+  EXPECT_EQ(b.entries(), 2u);
+  auto taken = b.take({}, never, nullptr);
+  ASSERT_TRUE(taken && taken->size() == 2u);
+  for (const auto& p : *taken) EXPECT_NE(p.packet, of_x[0].packet);
+  EXPECT_TRUE(b.empty());
+}
+
+TEST_F(parse_backlog_test, a_failed_batch_put_back_is_offered_again_at_once) {
+  parse_backlog b(*store_, 10, 100);
+  const uuid x = uuid::random();
+  queue(b, x, 2, 10'000'000);
+  auto taken = b.take({}, never, nullptr);
+  ASSERT_TRUE(taken && taken->size() == 2u);
+  b.put_back(*taken);
+  auto again = b.take({}, 0, nullptr);  // ripe although young: it already waited once
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *taken);
+}
+
+TEST_F(parse_backlog_test, loading_reads_the_store_and_keeps_what_is_there) {
+  const uuid x = uuid::random(), y = uuid::random();
+  parse_backlog b(*store_, 10, 100);
+  auto before = queue(b, x, 2, 0);        // remembered and stored
+  auto stored = queue(b, y, 3, 0, true);  // stored only (a restart)
+  ASSERT_TRUE(b.load());
+  EXPECT_EQ(b.entries(), 5u);  // no duplicates
+  std::map<uuid, std::size_t> seen;
+  for (int i = 0; i < 2; ++i) {
+    auto next = b.take({}, never, nullptr);
+    ASSERT_TRUE(next);
+    for (const auto& p : *next) ++seen[p.device];
+  }
+  EXPECT_EQ(seen[x], 2u);
+  EXPECT_EQ(seen[y], 3u);
+}
+
+TEST_F(parse_backlog_test, past_its_bound_a_device_is_served_from_the_store_and_nothing_is_lost) {
+  parse_backlog b(*store_, 4, 3);  // at most 3 entries in memory
+  const uuid x = uuid::random(), y = uuid::random();
+  auto of_x = queue(b, x, 6, 0);
+  auto of_y = queue(b, y, 2, 0);
+  EXPECT_LE(b.entries(), 3u);
+  std::map<uuid, std::set<uuid>> seen;
+  while (!b.empty()) {
+    auto next = b.take({}, never, nullptr);
+    ASSERT_TRUE(next);
+    ASSERT_FALSE(next->empty());
+    for (std::size_t i = 1; i < next->size(); ++i) EXPECT_LT((*next)[i - 1].transceived_at, (*next)[i].transceived_at);
+    for (const auto& p : *next) EXPECT_TRUE(seen[p.device].insert(p.packet).second);
+    erase_from_store(*next);  // parsed: the parse service dequeues them in the store
+  }
+  EXPECT_EQ(seen[x].size(), of_x.size());
+  EXPECT_EQ(seen[y].size(), of_y.size());
+  EXPECT_EQ(b.entries(), 0u);
+}
+
+}  // namespace fl::pipeline
