@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+#include <vector>
+
 namespace fl {
 
 TEST(uuid, round_trips_through_lowercase_text) {
@@ -30,6 +34,23 @@ TEST(uuid, rejects_malformed_text) {
 
 TEST(uuid, random_ids_differ) {
   EXPECT_NE(uuid::random(), uuid::random());
+  // Across many refills of the per-thread buffer and from several threads at once.
+  std::vector<std::vector<uuid>> made(4);
+  {
+    std::vector<std::thread> threads;
+    for (auto& ids : made)
+      threads.emplace_back([&ids] {
+        for (int i = 0; i < 5000; ++i) ids.push_back(uuid::random());
+      });
+    for (auto& t : threads) t.join();
+  }
+  std::set<uuid> all;
+  for (const auto& ids : made)
+    for (const auto& id : ids) {
+      EXPECT_EQ(id.bytes[6] >> 4, 4);  // version 4
+      all.insert(id);
+    }
+  EXPECT_EQ(all.size(), 20000u);
 }
 
 }  // namespace fl
