@@ -67,6 +67,10 @@ json::object reading_document(const storage::new_reading& r, const uuid& device,
                       {"data", std::move(data)}};
 }
 
+bool uses_history(std::string_view code) {
+  return code.find("get_last_reading") != std::string_view::npos;
+}
+
 std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome, const reading_origin& origin) {
   std::vector<storage::new_reading> out;
   if (outcome.kind != sandbox::outcome_kind::ok) return out;

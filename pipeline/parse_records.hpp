@@ -3,6 +3,7 @@
 // input; a parse outcome becomes reading documents and the packet's parse status. No I/O here.
 #include <boost/json/object.hpp>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -30,6 +31,11 @@ struct reading_origin {
 [[nodiscard]] boost::json::object reading_document(const storage::new_reading& r, const uuid& device,
                                                    const std::optional<uuid>& parser, boost::json::value location,
                                                    boost::json::value data);
+
+// Whether a parser can call get_last_reading/2, so its device's newest readings must be read and
+// sent along. The allow-list makes every call name its function in the source (no apply, no
+// variable modules or function names), so a parser whose code never spells it cannot call it.
+[[nodiscard]] bool uses_history(std::string_view code);
 
 // Reading documents (API shape) for an ok outcome; measured_at falls back to the packet's time.
 [[nodiscard]] std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome,

@@ -45,6 +45,11 @@ void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const
   batch.put(family::index, index_key(mandate, id), key_builder{}.id(at.device).i64(at.transceived_at).take());
 }
 
+void packets::rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+                      const boost::json::object& doc) const {
+  batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));
+}
+
 void packets::erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const {
   batch.erase(family::packets, packet_key(mandate, id, at));
   batch.erase(family::index, index_key(mandate, id));

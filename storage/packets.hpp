@@ -39,6 +39,9 @@ class packets {
                                                           const packet_location& at) const;
   void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
            const boost::json::object& doc) const;
+  // A new document for a packet that stays where it is (its id index entry is already right).
+  void rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+               const boost::json::object& doc) const;
   void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
 
   // One chunk of a device's packets in transceived_at order, read straight off the key order.

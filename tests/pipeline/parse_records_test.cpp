@@ -1,4 +1,5 @@
-// Profile writes from parsers: merged into the device's fields, within bounds a parser cannot raise.
+// Which parsers get history; profile writes from parsers: merged into the device's fields, within bounds a parser
+// cannot raise.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -8,6 +9,12 @@
 namespace fl::testing {
 
 namespace json = boost::json;
+
+TEST(history, is_read_only_for_parsers_that_can_ask_for_it) {
+  EXPECT_TRUE(pipeline::uses_history("case get_last_reading(meta, volume: :_) do"));
+  EXPECT_TRUE(pipeline::uses_history("f = &get_last_reading/2"));
+  EXPECT_FALSE(pipeline::uses_history("def parse(<<t::16>>, _meta), do: %{temperature: t / 10}"));
+}
 
 TEST(profile_writes, merge_into_the_device_fields) {
   json::object device{{"fields", json::object{{"status", json::object{{"a", 1}}}}}};
