@@ -93,6 +93,49 @@ std::size_t write_batch::size() const {
   return impl_->batch.Count();
 }
 
+bool write_batch::valid() const {
+  return impl_->status.ok();
+}
+
+namespace {
+
+// Replays a batch's records into another batch (the public way to concatenate two).
+class batch_copier : public rocksdb::WriteBatch::Handler {
+ public:
+  batch_copier(rocksdb::WriteBatch& out, const std::vector<rocksdb::ColumnFamilyHandle*>& handles)
+      : out_(out), handles_(handles) {}
+  rocksdb::Status PutCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+    return out_.Put(handle(family), key, value);
+  }
+  rocksdb::Status DeleteCF(std::uint32_t family, const rocksdb::Slice& key) override {
+    return out_.Delete(handle(family), key);
+  }
+  rocksdb::Status DeleteRangeCF(std::uint32_t family, const rocksdb::Slice& begin, const rocksdb::Slice& end) override {
+    return out_.DeleteRange(handle(family), begin, end);
+  }
+
+ private:
+  rocksdb::ColumnFamilyHandle* handle(std::uint32_t id) const {
+    for (auto* h : handles_)
+      if (h->GetID() == id) return h;
+    return nullptr;  // cannot happen: both batches were made by the same database
+  }
+  rocksdb::WriteBatch& out_;
+  const std::vector<rocksdb::ColumnFamilyHandle*>& handles_;
+};
+
+}  // namespace
+
+void write_batch::append(const write_batch& other) {
+  if (other.impl_->handles != impl_->handles) {
+    impl_->keep(rocksdb::Status::InvalidArgument("batch belongs to another database"));
+    return;
+  }
+  impl_->keep(other.impl_->status);
+  batch_copier copier(impl_->batch, *impl_->handles);
+  impl_->keep(other.impl_->batch.Iterate(&copier));
+}
+
 // ---- database ----
 
 struct database::impl {

@@ -27,6 +27,10 @@ class write_batch {
   // Removes every key starting with `prefix`.
   void erase_prefix(family f, std::string_view prefix);
   [[nodiscard]] std::size_t size() const;
+  // False when building it failed (a bad erase_prefix): writing it would be refused.
+  [[nodiscard]] bool valid() const;
+  // Adds `other`'s changes after this batch's own (one write for both: group commit).
+  void append(const write_batch& other);
 
  private:
   friend class database;

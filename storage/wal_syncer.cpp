@@ -1,5 +1,7 @@
 #include "storage/wal_syncer.hpp"
 
+#include <optional>
+
 #include "core/thread_name.hpp"
 
 namespace fl::storage {
@@ -27,17 +29,42 @@ void wal_syncer::after_sync(std::function<void(bool)> done) {
   pending_.notify_one();
 }
 
+void wal_syncer::commit(write_batch batch, std::function<void(bool)> done) {
+  {
+    std::lock_guard lock(mutex_);
+    to_write_.emplace_back(std::move(batch), std::move(done));
+  }
+  pending_.notify_one();
+}
+
 void wal_syncer::run() {
   std::unique_lock lock(mutex_);
   while (true) {
-    pending_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
-    if (waiting_.empty()) return;  // stopping with nobody waiting
+    pending_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !to_write_.empty(); });
+    if (waiting_.empty() && to_write_.empty()) return;  // stopping with nobody waiting
     // Everyone who asked before this fsync starts is covered by it; later askers wait for the next.
     auto group = std::move(waiting_);
     waiting_.clear();
+    auto writes = std::move(to_write_);
+    to_write_.clear();
     lock.unlock();
-    const bool ok = static_cast<bool>(db_.sync_wal());
+    // One write for the whole round (one WAL record, one trip through RocksDB's write path);
+    // a batch that cannot be written is left out and told so.
+    std::vector<bool> written(writes.size(), false);
+    std::optional<write_batch> round;
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+      if (!writes[i].first.valid()) continue;
+      written[i] = true;
+      if (round) {
+        round->append(writes[i].first);
+      } else {
+        round = std::move(writes[i].first);
+      }
+    }
+    const bool round_ok = !round || static_cast<bool>(db_.write(*round, durability::buffered));
+    const bool ok = round_ok && static_cast<bool>(db_.sync_wal());
     for (auto& done : group) done(ok);
+    for (std::size_t i = 0; i < writes.size(); ++i) writes[i].second(ok && written[i]);
     lock.lock();
   }
 }
