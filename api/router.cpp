@@ -54,6 +54,16 @@ bool match(std::string_view pattern, std::span<const std::string> segments, para
   return i == segments.size();
 }
 
+// The route table a path belongs to and the segments after its prefix; nullopt: no API path.
+std::optional<std::pair<std::span<const route>, std::span<const std::string>>> route_table(
+    const std::vector<std::string>& segments) {
+  if (segments.size() < 2 || segments[1] != "v1") return std::nullopt;
+  const auto rest = std::span<const std::string>(segments).subspan(2);
+  if (segments[0] == "api") return std::pair{api_routes(), rest};
+  if (segments[0] == "admin") return std::pair{admin_routes(), rest};
+  return std::nullopt;
+}
+
 std::optional<api_error> check_access(access level, const principal& caller) {
   switch (level) {
     case access::any_key:
@@ -83,6 +93,17 @@ std::optional<api_error> check_access(access level, const principal& caller) {
 
 }  // namespace
 
+bool router::never_blocks(std::string_view method, std::string_view path) const {
+  auto segments = split_path(path);
+  if (!segments) return false;
+  const auto located = route_table(*segments);
+  if (!located) return false;
+  params_t params;
+  for (const auto& r : located->first)
+    if (r.method == method && match(r.pattern, located->second, params)) return r.never_blocks;
+  return false;
+}
+
 http_response router::handle(const http_request& request) const {
   try {
     auto segments = split_path(request.path);
@@ -90,16 +111,9 @@ http_response router::handle(const http_request& request) const {
     auto query = query_params::parse(request.query);
     if (!query) return error_response(bad_request("malformed query string"));
 
-    std::span<const route> table;
-    std::span<const std::string> rest;
-    if (segments->size() >= 2 && (*segments)[0] == "api" && (*segments)[1] == "v1") {
-      table = api_routes();
-    } else if (segments->size() >= 2 && (*segments)[0] == "admin" && (*segments)[1] == "v1") {
-      table = admin_routes();
-    } else {
-      return error_response(not_found("route"));
-    }
-    rest = std::span<const std::string>(*segments).subspan(2);
+    const auto located = route_table(*segments);
+    if (!located) return error_response(not_found("route"));
+    const auto& [table, rest] = *located;
 
     params_t params;
     const route* found = nullptr;

@@ -11,6 +11,9 @@ class router {
  public:
   explicit router(app_context& app) : app_(app) {}
   [[nodiscard]] http_response handle(const http_request& request) const;
+  // Whether the route's handler never waits on a write or the disk (route::never_blocks), so the
+  // server may run it on an I/O thread.
+  [[nodiscard]] bool never_blocks(std::string_view method, std::string_view path) const;
 
  private:
   app_context& app_;

@@ -51,7 +51,7 @@ constexpr route api_table[] = {
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
     {"GET", "devices/:device/packets", access::mandate_read, list_packets},
-    {"POST", "devices/:device/packets", access::mandate_write, create_packet},
+    {"POST", "devices/:device/packets", access::mandate_write, create_packet, true},
     {"GET", "devices/:device/packets/stream", access::mandate_read, stream_packets},
     {"GET", "devices/:device/readings", access::mandate_read, list_readings},
     {"POST", "devices/:device/reparse", access::mandate_write, start_reparse},

@@ -22,6 +22,9 @@ struct route {
   std::string_view pattern;
   access level;
   handler_fn handler;
+  // The handler only reads and leaves its write to http_response::after_durable (group commit), so
+  // it may run on an I/O thread instead of the write pool: one thread hand-over less per request.
+  bool never_blocks = false;
 };
 
 [[nodiscard]] std::span<const route> api_routes();    // under /api/v1

@@ -45,6 +45,18 @@ void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const
   batch.put(family::index, index_key(mandate, id), key_builder{}.id(at.device).i64(at.transceived_at).take());
 }
 
+packets::id_claim::~id_claim() {
+  if (!owner_) return;
+  std::lock_guard lock(owner_->claims_mutex_);
+  owner_->claimed_ids_.erase(id_);
+}
+
+std::optional<packets::id_claim> packets::claim_new_id(const uuid& id) const {
+  std::lock_guard lock(claims_mutex_);
+  if (!claimed_ids_.insert(id).second) return std::nullopt;
+  return std::optional<id_claim>(std::in_place, *this, id);
+}
+
 void packets::rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
                       const boost::json::object& doc) const {
   batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));

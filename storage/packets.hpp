@@ -3,10 +3,10 @@
 // transceived_at order: mandate(16) | device(16) | transceived_at(8, big-endian) | packet id(16).
 // An index entry (`index` family: mandate | packet_index | packet id -> device | time) finds a packet
 // by id. A packet and its index entry are always written in one batch.
-#include <array>
 #include <boost/json/object.hpp>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,14 +50,29 @@ class packets {
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   // Serialises check-then-write on one packet id (a duplicate check and its create) without
   // serialising unrelated packets: concurrent creates then reach RocksDB together and share fsyncs.
-  [[nodiscard]] std::unique_lock<std::mutex> lock_id(const uuid& id) const {
-    return std::unique_lock(stripes_[id.bytes[15] % stripes_.size()]);
-  }
+  // A create's hold on a new packet id from its duplicate check until its write is durable (the
+  // write happens later, on the group-commit thread), so two creates of one id cannot both pass the
+  // check. Released when destroyed. Holds are per `packets` object: creates share the app's one.
+  class id_claim {
+   public:
+    id_claim(const packets& owner, const uuid& id) : owner_(&owner), id_(id) {}
+    id_claim(id_claim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), id_(other.id_) {}
+    id_claim& operator=(id_claim&&) = delete;
+    id_claim(const id_claim&) = delete;
+    ~id_claim();
+
+   private:
+    const packets* owner_;
+    uuid id_;
+  };
+  // nullopt: another create of this id is in flight.
+  [[nodiscard]] std::optional<id_claim> claim_new_id(const uuid& id) const;
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
 
  private:
   database& db_;
-  mutable std::array<std::mutex, 64> stripes_;
+  mutable std::mutex claims_mutex_;
+  mutable std::set<uuid> claimed_ids_;
 };
 
 }  // namespace fl::storage

@@ -180,7 +180,8 @@ struct http_server::impl {
 
       const auto& req = parser.get();
       http_response answer;
-      if (req.method() == http::verb::get || req.method() == http::verb::head) {
+      if (req.method() == http::verb::get || req.method() == http::verb::head ||
+          routes.never_blocks(req.method_string(), req.target().substr(0, req.target().find('?')))) {
         answer = routes.handle(from_beast(req));
       } else {
         // A write: handled on the write pool, this coroutine resumes on its connection afterwards.

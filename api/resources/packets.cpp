@@ -98,9 +98,16 @@ api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, co
 
 // A packet of `device` about to be changed, held against the parser's commit (which rewrites it
 // under the writer lock) and against a create of the same id.
+// Update and delete run under the catalog's writer lock (which parse commits take too).
 struct locked_packet {
-  std::unique_lock<std::mutex> writer, id;
+  std::unique_lock<std::mutex> writer;
   storage::stored_packet stored;
+};
+
+// A create between its answer and its durable write.
+struct pending_create {
+  storage::write_batch batch;
+  std::optional<storage::packets::id_claim> claim;
 };
 
 api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device);
@@ -108,7 +115,7 @@ api_result<storage::stored_packet> load_packet(request_context& ctx, const json:
 api_result<locked_packet> lock_packet(request_context& ctx, const json::object& device) {
   auto id = uuid::parse(ctx.param("packet"));
   if (!id) return not_found("packet");
-  locked_packet out{ctx.records().writer(), ctx.app.packets.lock_id(*id), {}};
+  locked_packet out{ctx.records().writer(), {}};
   auto packet = load_packet(ctx, device);
   if (!packet) return packet.error();
   out.stored = std::move(*packet);
@@ -218,26 +225,29 @@ http_response create_packet(request_context& ctx) {
         doc, pipeline::wants_parsing(doc) ? "the device has no parser" : "skip_parsers or is_meta is set");
   }
 
-  // The duplicate check and the write must not interleave with another create of this id. Nothing
-  // else can touch a packet that does not exist yet, so the catalog's writer lock is not needed.
-  auto lock = ctx.app.packets.lock_id(id);
+  // The duplicate check and the write must not interleave with another create of this id: the id
+  // is claimed until the write is durable. Nothing else can touch a packet that does not exist yet,
+  // so the catalog's writer lock is not needed.
+  auto claim = ctx.app.packets.claim_new_id(id);
+  const auto duplicate = [&] { return error_response(conflict("a packet with id " + id.str() + " already exists")); };
+  if (!claim) return duplicate();
   auto existing = checked(ctx.app.packets.find(ctx.mandate(), id));
   if (!existing) return error_response(existing.error());
-  if (*existing) return error_response(conflict("a packet with id " + id.str() + " already exists"));
-  auto batch = ctx.app.packets.batch();
-  ctx.app.packets.put(batch, ctx.mandate(), id, {device_id, *t}, doc);
+  if (*existing) return duplicate();
+  auto write = std::make_shared<pending_create>(pending_create{ctx.app.packets.batch(), std::move(claim)});
+  ctx.app.packets.put(write->batch, ctx.mandate(), id, {device_id, *t}, doc);
   const storage::pending_parse entry{ctx.mandate(), device_id, *t, id};
   const micros queued_at = now_micros();
-  if (queued) ctx.app.parse_queue.push(batch, entry, queued_at);
-  // Written without an fsync here; the answer waits until the WAL is synced (one fsync shared by
-  // every create in flight), so it is still sent only once the packet is durable.
-  if (auto done = checked(ctx.records().db().write(batch, storage::durability::buffered)); !done)
-    return error_response(done.error());
-  lock.unlock();
-  if (queued) ctx.app.parsing.queued(entry, queued_at);
+  if (queued) ctx.app.parse_queue.push(write->batch, entry, queued_at);
+  // The group-commit thread writes the batch and fsyncs the WAL once for every create in flight;
+  // the answer goes out only then, so only once the packet is durable. No thread waits meanwhile.
   auto answer = single_response(doc);
-  answer.after_durable = [&durable = ctx.app.durable](std::function<void(bool)> done) {
-    durable.after_sync(std::move(done));
+  answer.after_durable = [&app = ctx.app, write, entry, queued, queued_at](std::function<void(bool)> done) {
+    app.durable.commit(std::move(write->batch), [&app, write, entry, queued, queued_at, done](bool ok) {
+      write->claim.reset();
+      if (ok && queued) app.parsing.queued(entry, queued_at);
+      done(ok);
+    });
   };
   return answer;
 }

@@ -2,6 +2,9 @@
 #include "support/api_fixture.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
 
 namespace fl::testing {
 
@@ -53,6 +56,31 @@ TEST_F(packets, caller_chosen_ids_are_unique) {
   const std::string id = uuid::random().str();
   EXPECT_EQ(create({{"id", id}, {"payload_encoding", "none"}}).id(), id);
   EXPECT_EQ(create({{"id", id}, {"payload_encoding", "none"}}).status, 409);
+}
+
+TEST_F(packets, concurrent_creates_of_one_id_store_it_once) {
+  // The write happens after the handler, on the group-commit thread: the id stays claimed until then.
+  const std::string id = uuid::random().str();
+  std::atomic<int> created{0}, conflicts{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      const auto status = create({{"id", id}, {"payload_encoding", "none"}}).status;
+      if (status == 200) ++created;
+      if (status == 409) ++conflicts;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(created.load(), 1);
+  EXPECT_EQ(conflicts.load(), 7);
+  EXPECT_EQ(call("GET", base_, key_).data().as_array().size(), 1u);
+}
+
+TEST_F(packets, only_packet_creates_run_on_the_io_threads) {
+  EXPECT_TRUE(router_->never_blocks("POST", base_));
+  EXPECT_FALSE(router_->never_blocks("GET", base_));  // reads run there anyway
+  EXPECT_FALSE(router_->never_blocks("PUT", base_ + "/" + uuid::random().str()));
+  EXPECT_FALSE(router_->never_blocks("POST", "/api/v1/devices"));
+  EXPECT_FALSE(router_->never_blocks("POST", "/nowhere"));
 }
 
 TEST_F(packets, interface_must_belong_to_the_device) {
