@@ -61,14 +61,14 @@ std::optional<uuid> uuid::from_bytes(std::string_view raw) {
 
 std::string uuid::str() const {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
+  char out[36];
+  std::size_t at = 0;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
-    out.push_back(digits[bytes[i] >> 4]);
-    out.push_back(digits[bytes[i] & 0x0F]);
+    if (i == 4 || i == 6 || i == 8 || i == 10) out[at++] = '-';
+    out[at++] = digits[bytes[i] >> 4];
+    out[at++] = digits[bytes[i] & 0x0F];
   }
-  return out;
+  return {out, sizeof out};
 }
 
 }  // namespace fl

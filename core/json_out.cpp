@@ -41,6 +41,18 @@ void append_json_string(std::string& out, std::string_view s) {
   static constexpr char hex[] = "0123456789abcdef";
   out.push_back('"');
   for (std::size_t i = 0; i < s.size(); ++i) {
+    // Characters that need no escaping go out as one run (most strings are only that).
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      const auto p = static_cast<unsigned char>(s[plain]);
+      if (p < 0x20 || p >= 0x80 || p == '"' || p == '\\') break;
+      ++plain;
+    }
+    if (plain > i) {
+      out.append(s, i, plain - i);
+      i = plain - 1;
+      continue;
+    }
     const char ch = s[i];
     const auto c = static_cast<unsigned char>(ch);
     if (c >= 0x80) {

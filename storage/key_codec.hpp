@@ -10,6 +10,7 @@ namespace fl::storage {
 
 class key_builder {
  public:
+  key_builder() { key_.reserve(80); }  // every key here fits: one allocation per key
   key_builder& id(const uuid& value) {
     key_ += value.raw();
     return *this;
@@ -21,7 +22,9 @@ class key_builder {
   // Signed values are stored with the sign bit flipped so that negative sorts before positive.
   key_builder& i64(std::int64_t value) {
     auto u = static_cast<std::uint64_t>(value) ^ (std::uint64_t{1} << 63);
-    for (int shift = 56; shift >= 0; shift -= 8) key_.push_back(static_cast<char>((u >> shift) & 0xFF));
+    char out[8];
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((u >> (56 - 8 * i)) & 0xFF);
+    key_.append(out, sizeof out);
     return *this;
   }
   key_builder& bytes(std::string_view value) {
