@@ -43,20 +43,22 @@ struct app_context {
         packets(r.db()),
         readings(r.db()),
         parse_queue(r.db()),
-        durable(r.db()),
         default_rate(default_rate_policy),
         parsing(r, parsing_config),
-        reparse(r, parsing, reparse_config) {}
+        reparse(r, parsing, reparse_config),
+        durable(r.db()) {}
   storage::records& records;
   storage::packets packets;
   storage::readings readings;
   storage::parse_queue parse_queue;
-  storage::wal_syncer durable;  // group commit for acknowledged packet writes
   rate_policy default_rate;
   rate_limiter limiter;
   pipeline::parser_checker parsers;
   pipeline::parse_service parsing;
   pipeline::reparse_runner reparse;
+  // Group commit for acknowledged packet writes. Declared last so it is destroyed first: its
+  // destructor finishes pending commits, whose callbacks tell `parsing`.
+  storage::wal_syncer durable;
 };
 
 struct request_context {
