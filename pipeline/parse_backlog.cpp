@@ -7,14 +7,21 @@ namespace fl::pipeline {
 using storage::device_ref;
 using storage::pending_parse;
 
-parse_backlog::parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries)
-    : store_(store), batch_size_(std::max<std::size_t>(1, batch_size)), max_entries_(max_entries) {}
+parse_backlog::parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries,
+                             timing t)
+    : store_(store), batch_size_(std::max<std::size_t>(1, batch_size)), max_entries_(max_entries), timing_(t) {}
 
 void parse_backlog::move_to(device_ref d, device_state& s, place where) {
-  if (s.where == place::gathering) gathering_.erase({s.first_queued, d});
+  if (s.where == place::gathering) {
+    gathering_.erase({s.first_queued, d});
+    quiet_.erase({s.last_queued, d});
+  }
   if (s.where == place::ready) ready_.erase(s.at);
   s.where = where;
-  if (where == place::gathering) gathering_.insert({s.first_queued, d});
+  if (where == place::gathering) {
+    gathering_.insert({s.first_queued, d});
+    quiet_.insert({s.last_queued, d});
+  }
   if (where == place::ready) s.at = ready_.insert(ready_.end(), d);
 }
 
@@ -36,14 +43,13 @@ void parse_backlog::add(const pending_parse& p, micros queued_at) {
   }
   const bool full = s.overflow || s.entries.size() >= batch_size_;
   if (s.where == place::none) {
-    s.first_queued = queued_at;
+    s.first_queued = s.last_queued = queued_at;
     move_to(d, s, full ? place::ready : place::gathering);
-  } else {
-    if (s.where == place::gathering && (full || queued_at < s.first_queued)) {
-      move_to(d, s, place::none);
-      s.first_queued = std::min(s.first_queued, queued_at);
-      move_to(d, s, full ? place::ready : place::gathering);
-    }
+  } else if (s.where == place::gathering) {
+    move_to(d, s, place::none);  // re-placed with its new times
+    s.first_queued = std::min(s.first_queued, queued_at);
+    s.last_queued = std::max(s.last_queued, queued_at);
+    move_to(d, s, full ? place::ready : place::gathering);
   }
 }
 
@@ -66,16 +72,21 @@ storage::result<void> parse_backlog::load() {
   return store_.for_each([this](const pending_parse& p, micros queued_at) { add(p, queued_at); });
 }
 
-storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<device_ref>& busy, micros ripe_before,
-                                                                micros* earliest) {
-  while (!gathering_.empty() && gathering_.begin()->first <= ripe_before) {
+storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<device_ref>& busy, micros now,
+                                                                micros* ripe_at) {
+  while (!gathering_.empty() && gathering_.begin()->first <= now - timing_.linger) {
     const device_ref d = gathering_.begin()->second;
+    move_to(d, devices_.at(d), place::ready);
+  }
+  while (!quiet_.empty() && quiet_.begin()->first <= now - timing_.quiet) {
+    const device_ref d = quiet_.begin()->second;
     move_to(d, devices_.at(d), place::ready);
   }
   const auto chosen =
       std::find_if(ready_.begin(), ready_.end(), [&](const device_ref& d) { return !busy.contains(d); });
   if (chosen == ready_.end()) {
-    if (earliest && !gathering_.empty()) *earliest = std::min(*earliest, gathering_.begin()->first);
+    if (ripe_at && !gathering_.empty())
+      *ripe_at = std::min(gathering_.begin()->first + timing_.linger, quiet_.begin()->first + timing_.quiet);
     return std::vector<pending_parse>{};
   }
   const device_ref d = *chosen;

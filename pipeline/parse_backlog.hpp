@@ -8,9 +8,10 @@
 // parse service checks before it writes readings), never the reverse for long: whatever is written
 // to the store is added here after its write, and on start everything is read back.
 //
-// Devices wait in one of two places: `gathering` (ordered by when their oldest packet was queued) until
-// they have a full batch or their oldest packet has lingered long enough, then `ready` (served
-// front first, round robin: a device with packets left goes to the back). Memory is bounded: past
+// Devices wait in one of two places: `gathering` until they are ripe, then `ready` (served front
+// first, round robin: a device with packets left goes to the back). A device is ripe when it has a
+// full batch, when its oldest packet has waited `linger`, or when no packet came for `quiet` (its
+// burst is over: waiting longer gathers nothing and only delays its readings). Memory is bounded: past
 // `max_entries` a device only remembers that the store has more of its packets ("overflow") and is
 // served straight from the store.
 #include <cstddef>
@@ -27,7 +28,11 @@ namespace fl::pipeline {
 
 class parse_backlog {
  public:
-  parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries);
+  struct timing {
+    micros linger = 100'000;  // the longest a device's packets gather before a sandbox call
+    micros quiet = 20'000;    // ... unless none came for this long
+  };
+  parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries, timing t);
 
   void add(const storage::pending_parse& p, micros queued_at);
   void remove(const storage::pending_parse& p);
@@ -35,11 +40,11 @@ class parse_backlog {
   // Reads every entry of the store (on start); what is already here stays.
   [[nodiscard]] storage::result<void> load();
 
-  // Up to batch_size entries of the next ripe device not in `busy`, in transceived_at order; they
-  // leave the backlog (put_back() returns them if parsing fails). Empty when no device is ripe; then
-  // `earliest` receives the queue time of the oldest packet still gathering (or is left alone).
+  // Up to batch_size entries of the next device ripe at `now` and not in `busy`, in transceived_at
+  // order; they leave the backlog (put_back() returns them if parsing fails). Empty when no device
+  // is ripe; then `ripe_at` (if given) receives when the next gathering device will be.
   [[nodiscard]] storage::result<std::vector<storage::pending_parse>> take(const std::set<storage::device_ref>& busy,
-                                                                          micros ripe_before, micros* earliest);
+                                                                          micros now, micros* ripe_at = nullptr);
   void put_back(const std::vector<storage::pending_parse>& items);
 
   [[nodiscard]] bool empty() const { return devices_.empty(); }
@@ -54,8 +59,9 @@ class parse_backlog {
   enum class place { none, gathering, ready };
   struct device_state {
     std::set<entry> entries;
-    bool overflow = false;  // the store holds entries of this device that `entries` does not
-    micros first_queued = 0;
+    bool overflow = false;    // the store holds entries of this device that `entries` does not
+    micros first_queued = 0;  // the oldest packet's queue time
+    micros last_queued = 0;   // the newest packet's
     place where = place::none;
     std::list<storage::device_ref>::iterator at;  // in ready_
   };
@@ -67,9 +73,12 @@ class parse_backlog {
   const storage::parse_queue& store_;
   std::size_t batch_size_;
   std::size_t max_entries_;
+  timing timing_;
   std::size_t entries_ = 0;
   std::map<storage::device_ref, device_state> devices_;
-  std::set<std::pair<micros, storage::device_ref>> gathering_;  // (first_queued, device)
+  // The gathering devices twice: by first_queued (lingered enough?) and by last_queued (quiet?).
+  std::set<std::pair<micros, storage::device_ref>> gathering_;
+  std::set<std::pair<micros, storage::device_ref>> quiet_;
   std::list<storage::device_ref> ready_;
 };
 

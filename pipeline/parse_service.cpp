@@ -32,7 +32,9 @@ parse_service::parse_service(storage::records& records, parse_service_config con
     : records_(records),
       config_(config),
       queue_(records.db()),
-      backlog_(queue_, config.batch_size, config.backlog_entries) {}
+      backlog_(queue_, config.batch_size, config.backlog_entries,
+               {std::chrono::duration_cast<std::chrono::microseconds>(config.linger).count(),
+                std::chrono::duration_cast<std::chrono::microseconds>(config.quiet).count()}) {}
 
 sandbox::worker_pool& parse_service::pool() {
   // Started on first use: a server (or test) that never parses starts no sandbox.
@@ -138,14 +140,14 @@ void parse_service::run() {
     {
       std::unique_lock lock(mutex_);
       if (stopping_) return;
-      const micros linger = std::chrono::duration_cast<std::chrono::microseconds>(config_.linger).count();
-      micros earliest = std::numeric_limits<micros>::max();
-      auto next = backlog_.take(claimed_, now_micros() - linger, &earliest);
+      micros ripe_at = std::numeric_limits<micros>::max();
+      auto next = backlog_.take(claimed_, now_micros(), &ripe_at);
       if (!next) std::cerr << "parse queue: " << next.error().message << "\n";
       if (!next || next->empty()) {
-        if (next && earliest != std::numeric_limits<micros>::max()) {
-          // Packets are gathering: sleep until the oldest is ripe (new arrivals need not wake us).
-          const auto until_ripe = std::chrono::microseconds(std::max<micros>(earliest + linger - now_micros(), 1000));
+        if (next && ripe_at != std::numeric_limits<micros>::max()) {
+          // Packets are gathering: sleep until the next device is ripe (new arrivals only make
+          // that later, so they need not wake us).
+          const auto until_ripe = std::chrono::microseconds(std::max<micros>(ripe_at - now_micros(), 1000));
           gathering_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
                               [&] { return stopping_; });
         } else {

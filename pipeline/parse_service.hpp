@@ -40,6 +40,8 @@ struct parse_service_config {
   // A device's packets wait up to this long for more of them before a sandbox call (unless a full
   // batch is ready): one call per packet costs more than the parse itself (docs/BENCHMARKS.md).
   std::chrono::milliseconds linger{100};  // default 100 ms
+  // ... but a device whose packets stopped coming for this long goes at once: its burst is over.
+  std::chrono::milliseconds quiet{20};  // default 20 ms
   // Queued packets remembered in memory (pipeline/parse_backlog.hpp); past this a device's packets
   // are read from the store instead. ~64 bytes each.
   std::size_t backlog_entries = 500'000;  // default 500,000

@@ -120,7 +120,7 @@ ingest_figures measure_ingest(std::size_t packets, std::size_t connections) {
       R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})";
 
   const std::vector<std::pair<std::string, std::string>> headers{{"x-api-key", key},
-                                                                  {"content-type", "application/json"}};
+                                                                 {"content-type", "application/json"}};
   const auto post = [&](std::size_t c, std::size_t) {
     return request_spec{"POST", "/api/v1/devices/" + devices[c] + "/packets", body};
   };

@@ -81,6 +81,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.batch_size = v.to_number<std::size_t>();
     else if (key == "parse_linger_ms")
       options.parsing.linger = std::chrono::milliseconds(v.to_number<std::int64_t>());
+    else if (key == "parse_quiet_ms")
+      options.parsing.quiet = std::chrono::milliseconds(v.to_number<std::int64_t>());
     else if (key == "parse_timeout_ms")
       options.parsing.default_timeout_ms = v.to_number<int>();
     else if (key == "reparse_batch_size")
@@ -97,8 +99,9 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
       options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
       options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
-      options.parsing.linger.count() > 60'000 || options.reparse.batch_size < 1 ||
-      options.reparse.batch_size > 10'000 || options.reparse.clean_grace.count() < 0)
+      options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||
+      options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||
+      options.reparse.clean_grace.count() < 0)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 

@@ -39,7 +39,8 @@ class parse_backlog_test : public ::testing::Test {
     for (const auto& p : items) store_->erase(batch, p);
     ASSERT_TRUE(db_->write(batch, storage::durability::buffered));
   }
-  static constexpr micros never = std::numeric_limits<micros>::max();
+  static constexpr micros later = 1'000'000'000'000;  // everything has lingered long enough by then
+  parse_backlog::timing timing_{.linger = 100'000, .quiet = 20'000};
   testing::temp_dir dir_;
   std::unique_ptr<storage::database> db_;
   std::unique_ptr<storage::parse_queue> store_;
@@ -48,19 +49,19 @@ class parse_backlog_test : public ::testing::Test {
 };
 
 TEST_F(parse_backlog_test, a_device_comes_in_transceived_order_and_devices_take_turns) {
-  parse_backlog b(*store_, 2, 100);
+  parse_backlog b(*store_, 2, 100, timing_);
   const uuid x = uuid::random(), y = uuid::random();
   queue(b, x, 3, 0);
   queue(b, y, 2, 0);
-  auto first = b.take({}, never, nullptr);
+  auto first = b.take({}, later);
   ASSERT_TRUE(first);
   ASSERT_EQ(first->size(), 2u);  // the batch size
   EXPECT_EQ(first->front().device, x);
   EXPECT_LT((*first)[0].transceived_at, (*first)[1].transceived_at);
-  auto second = b.take({}, never, nullptr);
+  auto second = b.take({}, later);
   ASSERT_TRUE(second && second->size() == 2u);
   EXPECT_EQ(second->front().device, y);  // x had more, but y's turn came first
-  auto third = b.take({}, never, nullptr);
+  auto third = b.take({}, later);
   ASSERT_TRUE(third && third->size() == 1u);
   EXPECT_EQ(third->front().device, x);
   EXPECT_TRUE(b.empty());
@@ -68,77 +69,95 @@ TEST_F(parse_backlog_test, a_device_comes_in_transceived_order_and_devices_take_
 }
 
 TEST_F(parse_backlog_test, busy_devices_are_passed_over) {
-  parse_backlog b(*store_, 10, 100);
+  parse_backlog b(*store_, 10, 100, timing_);
   const uuid x = uuid::random(), y = uuid::random();
   queue(b, x, 1, 0);
   queue(b, y, 1, 0);
-  auto taken = b.take({{mandate_, x}}, never, nullptr);
+  auto taken = b.take({{mandate_, x}}, later);
   ASSERT_TRUE(taken && taken->size() == 1u);
   EXPECT_EQ(taken->front().device, y);
-  auto none = b.take({{mandate_, x}}, never, nullptr);
+  auto none = b.take({{mandate_, x}}, later);
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->empty());
-  EXPECT_EQ(b.take({}, never, nullptr)->size(), 1u);
+  EXPECT_EQ(b.take({}, later)->size(), 1u);
 }
 
 TEST_F(parse_backlog_test, young_small_groups_linger_and_full_or_old_ones_do_not) {
-  parse_backlog b(*store_, 5, 100);
+  parse_backlog b(*store_, 5, 100, timing_);
   const micros now = 10'000'000;
   const uuid fresh = uuid::random(), full = uuid::random(), old = uuid::random();
   queue(b, fresh, 2, now);
-  micros earliest = never;
-  auto none = b.take({}, now - 100'000, &earliest);
+  micros ripe_at = later;
+  auto none = b.take({}, now + 1'000, &ripe_at);
   ASSERT_TRUE(none);
-  EXPECT_TRUE(none->empty());  // two packets queued just now: wait for more
-  EXPECT_EQ(earliest, now);    // ... until `now` + linger
+  EXPECT_TRUE(none->empty());        // two packets queued just now: wait for more
+  EXPECT_EQ(ripe_at, now + 20'000);  // ... until it has been quiet for 20 ms
   queue(b, full, 5, now);
   queue(b, old, 1, now - 500'000);
   std::set<uuid> taken;
   for (int i = 0; i < 3; ++i) {
-    auto next = b.take({}, now - 100'000, nullptr);
+    auto next = b.take({}, now + 1'000);
     ASSERT_TRUE(next);
     if (!next->empty()) taken.insert(next->front().device);
   }
-  EXPECT_EQ(taken, (std::set<uuid>{full, old}));      // a full batch goes at once, an old one has waited enough
-  EXPECT_EQ(b.take({}, never, nullptr)->size(), 2u);  // without lingering the young ones go too
+  EXPECT_EQ(taken, (std::set<uuid>{full, old}));    // a full batch goes at once, an old one has waited enough
+  EXPECT_EQ(b.take({}, now + 20'000)->size(), 2u);  // quiet for 20 ms: the young ones go too
+}
+
+TEST_F(parse_backlog_test, a_device_that_keeps_sending_gathers_until_the_linger_runs_out) {
+  parse_backlog b(*store_, 100, 1000, timing_);
+  const uuid x = uuid::random();
+  const micros start = 10'000'000;
+  // A packet every 10 ms: never quiet for 20 ms, so it gathers until the oldest waited 100 ms.
+  for (micros t = start; t < start + 100'000; t += 10'000) {
+    queue(b, x, 1, t);
+    micros ripe_at = later;
+    auto next = b.take({}, t + 5'000, &ripe_at);
+    ASSERT_TRUE(next);
+    EXPECT_TRUE(next->empty()) << "taken at " << t - start;
+    EXPECT_EQ(ripe_at, std::min(start + 100'000, t + 20'000));
+  }
+  auto ripe = b.take({}, start + 100'000);
+  ASSERT_TRUE(ripe);
+  EXPECT_EQ(ripe->size(), 10u);  // one sandbox call for all ten
 }
 
 TEST_F(parse_backlog_test, removed_entries_and_devices_are_not_offered) {
-  parse_backlog b(*store_, 10, 100);
+  parse_backlog b(*store_, 10, 100, timing_);
   const uuid x = uuid::random(), y = uuid::random();
   auto of_x = queue(b, x, 3, 0);
   queue(b, y, 2, 0);
   b.remove(of_x[0]);
   b.remove_device({mandate_, y});
   EXPECT_EQ(b.entries(), 2u);
-  auto taken = b.take({}, never, nullptr);
+  auto taken = b.take({}, later);
   ASSERT_TRUE(taken && taken->size() == 2u);
   for (const auto& p : *taken) EXPECT_NE(p.packet, of_x[0].packet);
   EXPECT_TRUE(b.empty());
 }
 
 TEST_F(parse_backlog_test, a_failed_batch_put_back_is_offered_again_at_once) {
-  parse_backlog b(*store_, 10, 100);
+  parse_backlog b(*store_, 10, 100, timing_);
   const uuid x = uuid::random();
   queue(b, x, 2, 10'000'000);
-  auto taken = b.take({}, never, nullptr);
+  auto taken = b.take({}, later);
   ASSERT_TRUE(taken && taken->size() == 2u);
   b.put_back(*taken);
-  auto again = b.take({}, 0, nullptr);  // ripe although young: it already waited once
+  auto again = b.take({}, 0);  // ripe although young: it already waited once
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, *taken);
 }
 
 TEST_F(parse_backlog_test, loading_reads_the_store_and_keeps_what_is_there) {
   const uuid x = uuid::random(), y = uuid::random();
-  parse_backlog b(*store_, 10, 100);
+  parse_backlog b(*store_, 10, 100, timing_);
   auto before = queue(b, x, 2, 0);        // remembered and stored
   auto stored = queue(b, y, 3, 0, true);  // stored only (a restart)
   ASSERT_TRUE(b.load());
   EXPECT_EQ(b.entries(), 5u);  // no duplicates
   std::map<uuid, std::size_t> seen;
   for (int i = 0; i < 2; ++i) {
-    auto next = b.take({}, never, nullptr);
+    auto next = b.take({}, later);
     ASSERT_TRUE(next);
     for (const auto& p : *next) ++seen[p.device];
   }
@@ -147,14 +166,14 @@ TEST_F(parse_backlog_test, loading_reads_the_store_and_keeps_what_is_there) {
 }
 
 TEST_F(parse_backlog_test, past_its_bound_a_device_is_served_from_the_store_and_nothing_is_lost) {
-  parse_backlog b(*store_, 4, 3);  // at most 3 entries in memory
+  parse_backlog b(*store_, 4, 3, timing_);  // at most 3 entries in memory
   const uuid x = uuid::random(), y = uuid::random();
   auto of_x = queue(b, x, 6, 0);
   auto of_y = queue(b, y, 2, 0);
   EXPECT_LE(b.entries(), 3u);
   std::map<uuid, std::set<uuid>> seen;
   while (!b.empty()) {
-    auto next = b.take({}, never, nullptr);
+    auto next = b.take({}, later);
     ASSERT_TRUE(next);
     ASSERT_FALSE(next->empty());
     for (std::size_t i = 1; i < next->size(); ++i) EXPECT_LT((*next)[i - 1].transceived_at, (*next)[i].transceived_at);
