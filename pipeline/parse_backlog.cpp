@@ -119,6 +119,9 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
   } else {
     move_to(d, s, place::ready);  // to the back: the other devices come first
   }
+  // Only a device whose stored entries were all gone meanwhile yields nothing; it is forgotten now,
+  // so looking again makes progress.
+  if (items.empty()) return take(busy, now, ripe_at);
   return items;
 }
 

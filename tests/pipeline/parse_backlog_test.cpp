@@ -185,4 +185,16 @@ TEST_F(parse_backlog_test, past_its_bound_a_device_is_served_from_the_store_and_
   EXPECT_EQ(b.entries(), 0u);
 }
 
+TEST_F(parse_backlog_test, a_device_whose_stored_entries_are_gone_is_skipped_not_waited_for) {
+  parse_backlog b(*store_, 4, 1, timing_);  // one entry in memory: both devices overflow to the store
+  const uuid x = uuid::random(), y = uuid::random();
+  auto of_x = queue(b, x, 3, 0);
+  auto of_y = queue(b, y, 2, 0);
+  erase_from_store(of_x);  // deleted meanwhile (the device, say) without this copy hearing of it
+  auto next = b.take({}, later);
+  ASSERT_TRUE(next);
+  ASSERT_EQ(next->size(), 2u);
+  EXPECT_EQ(next->front().device, y);
+}
+
 }  // namespace fl::pipeline
