@@ -93,18 +93,15 @@ std::optional<api_error> check_access(access level, const principal& caller) {
 
 }  // namespace
 
-bool router::never_blocks(std::string_view method, std::string_view path) const {
-  auto segments = split_path(path);
-  if (!segments) return false;
-  const auto located = route_table(*segments);
-  if (!located) return false;
-  params_t params;
-  for (const auto& r : located->first)
-    if (r.method == method && match(r.pattern, located->second, params)) return r.never_blocks;
-  return false;
+http_response router::handle(const http_request& request) const {
+  return *dispatch(request, true);
 }
 
-http_response router::handle(const http_request& request) const {
+std::optional<http_response> router::handle_unless_blocking(const http_request& request) const {
+  return dispatch(request, false);
+}
+
+std::optional<http_response> router::dispatch(const http_request& request, bool may_block) const {
   try {
     auto segments = split_path(request.path);
     if (!segments) return error_response(bad_request("malformed request path"));
@@ -130,6 +127,8 @@ http_response router::handle(const http_request& request) const {
       if (path_known) return error_response({405, "method " + request.method + " is not allowed on this route"});
       return error_response(not_found("route"));
     }
+    // Reads never wait on a write or the disk; of the writes, only routes marked never_blocks.
+    if (!may_block && !found->never_blocks && found->method != "GET") return std::nullopt;
 
     const std::string* key = request.api_key_header.empty() ? query->find("auth") : &request.api_key_header;
     auto caller = authenticate(app_.records, key ? *key : std::string_view{});

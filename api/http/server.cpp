@@ -179,14 +179,15 @@ struct http_server::impl {
       }
 
       const auto& req = parser.get();
+      const http_request request = from_beast(req);
       http_response answer;
-      if (req.method() == http::verb::get || req.method() == http::verb::head ||
-          routes.never_blocks(req.method_string(), req.target().substr(0, req.target().find('?')))) {
-        answer = routes.handle(from_beast(req));
+      if (auto here = routes.handle_unless_blocking(request)) {
+        answer = std::move(*here);
       } else {
-        // A write: handled on the write pool, this coroutine resumes on its connection afterwards.
+        // A write that may block: handled on the write pool, this coroutine resumes on its
+        // connection afterwards.
         answer = co_await asio::co_spawn(
-            writers, [&]() -> asio::awaitable<http_response> { co_return routes.handle(from_beast(req)); },
+            writers, [&]() -> asio::awaitable<http_response> { co_return routes.handle(request); },
             asio::use_awaitable);
       }
       if (answer.after_durable && !co_await wait_durable(answer, conn->stream.get_executor())) {

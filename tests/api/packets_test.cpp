@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -75,12 +76,28 @@ TEST_F(packets, concurrent_creates_of_one_id_store_it_once) {
   EXPECT_EQ(call("GET", base_, key_).data().as_array().size(), 1u);
 }
 
-TEST_F(packets, only_packet_creates_run_on_the_io_threads) {
-  EXPECT_TRUE(router_->never_blocks("POST", base_));
-  EXPECT_FALSE(router_->never_blocks("GET", base_));  // reads run there anyway
-  EXPECT_FALSE(router_->never_blocks("PUT", base_ + "/" + uuid::random().str()));
-  EXPECT_FALSE(router_->never_blocks("POST", "/api/v1/devices"));
-  EXPECT_FALSE(router_->never_blocks("POST", "/nowhere"));
+TEST_F(packets, of_the_writes_only_packet_creates_run_on_the_io_threads) {
+  const auto here = [&](const std::string& method, const std::string& path, const std::string& body = {}) {
+    api::http_request req;
+    req.method = method;
+    req.path = path;
+    req.body = body;
+    req.api_key_header = key_;
+    return router_->handle_unless_blocking(req);
+  };
+  auto created = here("POST", base_, R"({"packet":{"payload_encoding":"none"}})");
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->status, 200);
+  ASSERT_TRUE(created->after_durable);  // its write is left to the group commit
+  std::promise<bool> durable;
+  created->after_durable([&](bool ok) { durable.set_value(ok); });
+  EXPECT_TRUE(durable.get_future().get());
+  EXPECT_TRUE(here("GET", base_));  // reads run there anyway
+  EXPECT_FALSE(here("PUT", base_ + "/" + uuid::random().str(), "{}"));
+  EXPECT_FALSE(here("POST", "/api/v1/devices", "{}"));
+  auto nowhere = here("POST", "/nowhere");  // answers that need no handler are given at once
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 404);
 }
 
 TEST_F(packets, interface_must_belong_to_the_device) {
