@@ -29,8 +29,8 @@ namespace fl::pipeline {
 class parse_backlog {
  public:
   struct timing {
-    micros linger = 100'000;  // the longest a device's packets gather before a sandbox call
-    micros quiet = 20'000;    // ... unless none came for this long
+    micros linger = 0;  // the longest a device's packets gather before a sandbox call
+    micros quiet = 0;   // ... unless none came for this long (both from parse_service_config)
   };
   parse_backlog(const storage::parse_queue& store, std::size_t batch_size, std::size_t max_entries, timing t);
 

@@ -127,7 +127,7 @@ void parse_service::release(const storage::device_ref& d) {
   {
     std::lock_guard lock(mutex_);
     claimed_.erase(d);
-    woken_ = true;  // its queued packets may have waited for the hold
+    woken_ = true;  // its queued packets may have waited for the hold: idle and gathering threads look again
   }
   changed_.notify_all();
   idle_.notify_all();
@@ -149,7 +149,7 @@ void parse_service::run() {
           // that later, so they need not wake us).
           const auto until_ripe = std::chrono::microseconds(std::max<micros>(ripe_at - now_micros(), 1000));
           gathering_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
-                              [&] { return stopping_; });
+                              [&] { return stopping_ || woken_; });
         } else {
           ++idle_threads_;
           idle_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
@@ -171,11 +171,13 @@ void parse_service::run() {
       // The sandbox could not run at all: a server fault. The packets stay queued.
       done = storage::error{storage::errc::io, std::string("sandbox: ") + e.what()};
     }
-    if (!done) {
+    {
+      // This thread takes the next device itself, so nobody else needs waking (release() is for holds).
       std::lock_guard lock(mutex_);
-      backlog_.put_back(items);  // still queued in the store: tried again later
+      if (!done) backlog_.put_back(items);  // still queued in the store: tried again later
+      claimed_.erase(device);
     }
-    release(device);
+    changed_.notify_all();  // wait_idle, and claim() of a hold waiting for this device
     if (!done) {
       std::cerr << "parsing device " << device.second.str() << ": " << done.error().message << "\n";
       std::unique_lock lock(mutex_);
