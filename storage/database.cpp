@@ -105,20 +105,27 @@ class batch_copier : public rocksdb::WriteBatch::Handler {
   batch_copier(rocksdb::WriteBatch& out, const std::vector<rocksdb::ColumnFamilyHandle*>& handles)
       : out_(out), handles_(handles) {}
   rocksdb::Status PutCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
-    return out_.Put(handle(family), key, value);
+    auto* h = handle(family);
+    return h ? out_.Put(h, key, value) : unknown(family);
   }
   rocksdb::Status DeleteCF(std::uint32_t family, const rocksdb::Slice& key) override {
-    return out_.Delete(handle(family), key);
+    auto* h = handle(family);
+    return h ? out_.Delete(h, key) : unknown(family);
   }
   rocksdb::Status DeleteRangeCF(std::uint32_t family, const rocksdb::Slice& begin, const rocksdb::Slice& end) override {
-    return out_.DeleteRange(handle(family), begin, end);
+    auto* h = handle(family);
+    return h ? out_.DeleteRange(h, begin, end) : unknown(family);
   }
 
  private:
   rocksdb::ColumnFamilyHandle* handle(std::uint32_t id) const {
     for (auto* h : handles_)
       if (h->GetID() == id) return h;
-    return nullptr;  // cannot happen: both batches were made by the same database
+    return nullptr;
+  }
+  // Both batches come from one database, so this means a bug; never a write to the wrong family.
+  static rocksdb::Status unknown(std::uint32_t id) {
+    return rocksdb::Status::InvalidArgument("batch names unknown column family " + std::to_string(id));
   }
   rocksdb::WriteBatch& out_;
   const std::vector<rocksdb::ColumnFamilyHandle*>& handles_;

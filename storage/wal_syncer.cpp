@@ -1,5 +1,6 @@
 #include "storage/wal_syncer.hpp"
 
+#include <iostream>
 #include <optional>
 
 #include "core/thread_name.hpp"
@@ -43,6 +44,8 @@ void wal_syncer::run() {
     pending_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !to_write_.empty(); });
     if (waiting_.empty() && to_write_.empty()) return;  // stopping with nobody waiting
     // Everyone who asked before this fsync starts is covered by it; later askers wait for the next.
+    // A round holds at most one request per connection (each waits for its answer), so the
+    // server's connection limit bounds it.
     auto group = std::move(waiting_);
     waiting_.clear();
     auto writes = std::move(to_write_);
@@ -61,8 +64,12 @@ void wal_syncer::run() {
         round = std::move(writes[i].first);
       }
     }
-    const bool round_ok = !round || static_cast<bool>(db_.write(*round, durability::buffered));
-    const bool ok = round_ok && static_cast<bool>(db_.sync_wal());
+    // The callers learn only "not durable" (a 503); the reason goes to the server log.
+    result<void> outcome;
+    if (round) outcome = db_.write(*round, durability::buffered);
+    if (outcome) outcome = db_.sync_wal();
+    if (!outcome) std::cerr << "group commit: " << outcome.error().message << "\n";
+    const bool ok = static_cast<bool>(outcome);
     for (auto& done : group) done(ok);
     for (std::size_t i = 0; i < writes.size(); ++i) writes[i].second(ok && written[i]);
     lock.lock();

@@ -97,8 +97,8 @@ api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, co
 }
 
 // A packet of `device` about to be changed, held against the parser's commit (which rewrites it
-// under the writer lock) and against a create of the same id.
-// Update and delete run under the catalog's writer lock (which parse commits take too).
+// under the catalog's writer lock too). A packet whose create is still in flight is either not
+// written yet (404 here) or written, and then changed like any other.
 struct locked_packet {
   std::unique_lock<std::mutex> writer;
   storage::stored_packet stored;
@@ -113,8 +113,6 @@ struct pending_create {
 api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device);
 
 api_result<locked_packet> lock_packet(request_context& ctx, const json::object& device) {
-  auto id = uuid::parse(ctx.param("packet"));
-  if (!id) return not_found("packet");
   locked_packet out{ctx.records().writer(), {}};
   auto packet = load_packet(ctx, device);
   if (!packet) return packet.error();
