@@ -44,6 +44,7 @@ struct app_context {
         readings(r.db()),
         parse_queue(r.db()),
         default_rate(default_rate_policy),
+        parsers(parsing),
         parsing(r, parsing_config),
         reparse(r, parsing, reparse_config),
         durable(r.db()) {}

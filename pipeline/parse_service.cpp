@@ -40,8 +40,8 @@ sandbox::worker_pool& parse_service::pool() {
   // Started on first use: a server (or test) that never parses starts no sandbox.
   std::call_once(pool_started_, [this] {
     sandbox::pool_config pool;
-    pool.workers = config_.workers;
-    pool.max_workers_per_mandate = std::max<std::size_t>(1, config_.workers / 2);
+    pool.max_workers = config_.workers;
+    pool.max_workers_per_mandate = 1;
     pool_ = std::make_unique<sandbox::worker_pool>(pool);
   });
   return *pool_;

@@ -32,7 +32,7 @@ namespace fl::pipeline {
 
 struct parse_service_config {
   std::size_t threads = 2;                   // default 2 devices parsed at once (one per core)
-  std::size_t workers = 2;                   // default 2 sandbox workers
+  std::size_t workers = 64;                  // default 64 live sandbox workers (one mandate each) in all
   std::size_t batch_size = 100;              // default 100 packets per sandbox call
   std::size_t history = 50;                  // default: the newest 50 readings for get_last_reading/2
   int default_timeout_ms = 100;              // default 100 ms per packet unless the mandate sets parse_timeout_ms
@@ -85,6 +85,8 @@ class parse_service {
                                                  const std::function<void(storage::write_batch&)>& also = {});
 
   [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
+  // The sandbox workers (started on first use), shared with parser checks.
+  sandbox::worker_pool& sandbox_pool() { return pool(); }
 
  private:
   void run();

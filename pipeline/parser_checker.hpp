@@ -1,19 +1,16 @@
 #pragma once
 // The pipeline's view of parser validation: before a parser is stored, its code is compiled and
-// checked against the allow-list in the sandbox (DESIGN.md, Sandbox layer 1). A rejected parser is
-// never stored. Workers start on first use, so a server that never checks a parser starts none.
-#include <memory>
-#include <mutex>
+// checked in the sandbox (DESIGN.md, Sandbox layer 1). A rejected parser is never stored. Compiling
+// runs the parser's compile-time code, so the check runs in a worker of the parser's own mandate,
+// from the parse service's pool (started on first use).
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace fl::sandbox {
-class worker_pool;
-}
-
 namespace fl::pipeline {
+
+class parse_service;
 
 struct parser_problem {
   std::optional<int> line;
@@ -22,19 +19,14 @@ struct parser_problem {
 
 class parser_checker {
  public:
-  parser_checker();
-  ~parser_checker();
-  parser_checker(const parser_checker&) = delete;
-  parser_checker& operator=(const parser_checker&) = delete;
+  explicit parser_checker(parse_service& parsing) : parsing_(parsing) {}
 
   // Empty when the code compiles and passes the allow-list. Throws std::runtime_error when the
   // sandbox itself cannot run (a server fault, not the parser's).
-  [[nodiscard]] std::vector<parser_problem> check(const std::string& code);
+  [[nodiscard]] std::vector<parser_problem> check(const std::string& mandate, const std::string& code);
 
  private:
-  sandbox::worker_pool& pool();
-  std::once_flag started_;
-  std::unique_ptr<sandbox::worker_pool> pool_;
+  parse_service& parsing_;
 };
 
 }  // namespace fl::pipeline

@@ -2,21 +2,18 @@
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include "core/crypto.hpp"
-#include "core/ids.hpp"
-#include "sandbox/etf.hpp"
+#include "core/thread_name.hpp"
+#include "sandbox/protocol.hpp"
 
 namespace fl::sandbox {
 
-namespace json = boost::json;
+using clock = std::chrono::steady_clock;
 
 std::string_view outcome_name(outcome_kind k) {
   switch (k) {
@@ -47,120 +44,64 @@ std::filesystem::path default_runtime_ebin() {
   return FIELDLINE_RUNTIME_EBIN;
 }
 
-void install_runtime(const std::filesystem::path& runtime_ebin, const std::filesystem::path& target) {
-  std::filesystem::create_directories(target);
-  const auto nif = runtime_ebin.parent_path() / "nif" / "fieldline_lockdown.so";
-  if (!std::filesystem::exists(nif)) throw std::runtime_error("lockdown NIF not found at " + nif.string());
-  std::filesystem::copy_file(nif, target / nif.filename());
-  for (const auto& entry : std::filesystem::directory_iterator(runtime_ebin)) {
-    if (entry.path().extension() == ".beam") std::filesystem::copy_file(entry.path(), target / entry.path().filename());
+std::vector<bind_mount> runtime_mounts(const std::filesystem::path& runtime_ebin) {
+  const auto nif = runtime_ebin.parent_path() / "nif";
+  if (!std::filesystem::exists(nif / "fieldline_lockdown.so"))
+    throw std::runtime_error("lockdown NIF not found in " + nif.string());
+  std::vector<bind_mount> mounts = {{runtime_ebin, "/fieldline/ebin"}, {nif, "/fieldline/nif"}};
+  if (const auto consolidated = runtime_ebin.parent_path() / "consolidated"; std::filesystem::exists(consolidated))
+    mounts.push_back({consolidated, "/fieldline/consolidated"});
+  return mounts;
+}
+
+worker_config runtime_worker_config(const std::filesystem::path& runtime_ebin, worker_config base) {
+  if (base.bindir.empty()) base.bindir = find_bindir(base.erlang_root);
+  base.mounts = system_mounts(base);
+  std::vector<std::filesystem::path> paths;
+  for (auto& m : runtime_mounts(runtime_ebin)) {
+    // Protocols restricted to the allowed implementations are found before Elixir's own.
+    if (m.inside == "/fieldline/consolidated") paths.insert(paths.begin(), m.inside);
+    base.mounts.push_back(std::move(m));
   }
-  ::chmod(target.c_str(), 0755);
+  paths.push_back("/fieldline/ebin");
+  paths.push_back(base.elixir_lib / "elixir" / "ebin");
+  paths.push_back(base.elixir_lib / "logger" / "ebin");
+  base.code_paths = std::move(paths);
+  return base;
 }
 
 namespace {
 
-using clock = std::chrono::steady_clock;
-
-std::string text_of(const etf::term* t) {
-  if (!t) return {};
-  if (const auto* b = t->as_binary()) return *b;
-  if (const auto* a = std::get_if<etf::atom>(&t->value)) return a->name == "nil" ? "" : a->name;
-  if (const auto* i = t->as_int()) return std::to_string(*i);
-  return {};
+// True when the worker's stats say it should be recycled.
+bool worn_out(const etf::term* stats, const pool_config& config) {
+  if (!stats) return false;
+  const auto* atoms = stats->find("atoms");
+  const auto* memory = stats->find("memory");
+  return (atoms && atoms->as_int() && *atoms->as_int() > config.recycle_atoms) ||
+         (memory && memory->as_int() && *memory->as_int() > config.recycle_memory_bytes);
 }
 
-std::vector<std::string> lines_of(const etf::term* t) {
-  std::vector<std::string> out;
-  if (const auto* l = t ? t->as_list() : nullptr) {
-    for (const auto& item : *l) out.push_back(text_of(&item));
+std::optional<etf::term> decode_frame(const std::string& bytes) {
+  return etf::decode(bytes);
+}
+
+// The outcome charged to the packet in progress when the host stopped a worker.
+parse_outcome stopped(io_status status, const std::string& tail, const std::string& why) {
+  parse_outcome failed;
+  if (status == io_status::timeout) {
+    failed.kind = outcome_kind::timeout;
+    failed.message = "the parse overran its deadline and the worker was stopped";
+  } else if (tail.find("Cannot allocate") != std::string::npos || tail.find("memory") != std::string::npos) {
+    failed.kind = outcome_kind::memory_limit;
+    failed.message = "the worker ran out of memory and was replaced";
+  } else if (status == io_status::died) {
+    failed.kind = outcome_kind::crashed;
+    failed.message = "the worker died and was replaced";
+  } else {
+    failed.kind = outcome_kind::protocol_error;
+    failed.message = "the worker sent a frame the host did not ask for" + (why.empty() ? std::string() : ": " + why);
   }
-  return out;
-}
-
-std::vector<std::pair<std::optional<int>, std::string>> problems_of(const etf::term* t) {
-  std::vector<std::pair<std::optional<int>, std::string>> out;
-  if (const auto* l = t ? t->as_list() : nullptr) {
-    for (const auto& item : *l) {
-      const auto* tup = item.as_tuple();
-      if (!tup || tup->items.size() != 2) continue;
-      std::optional<int> line;
-      if (const auto* i = tup->items[0].as_int()) line = static_cast<int>(*i);
-      out.emplace_back(line, text_of(&tup->items[1]));
-    }
-  }
-  return out;
-}
-
-std::string describe(const std::vector<std::pair<std::optional<int>, std::string>>& problems) {
-  std::string out;
-  for (const auto& [line, message] : problems) {
-    if (!out.empty()) out += "; ";
-    out += (line ? "line " + std::to_string(*line) + ": " : std::string()) + message;
-  }
-  return out;
-}
-
-std::optional<outcome_kind> kind_of(const etf::term& t) {
-  for (auto k : {outcome_kind::parse_error, outcome_kind::timeout, outcome_kind::memory_limit, outcome_kind::crashed})
-    if (t.is_atom(outcome_name(k))) return k;
-  return std::nullopt;
-}
-
-parse_outcome outcome_of(const etf::term& t) {
-  parse_outcome out;
-  const auto* tup = t.as_tuple();
-  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("ok") && tup->items[1].as_list()) {
-    for (const auto& r : *tup->items[1].as_list()) {
-      reading rd;
-      if (const auto* d = r.find("data")) rd.data = etf::to_json(*d);
-      if (!rd.data.is_object()) rd.data = json::object{};
-      if (const auto* m = r.find("measured_at"); m && m->as_int()) rd.measured_at = *m->as_int();
-      if (const auto* loc = r.find("location"); loc && loc->as_list() && loc->as_list()->size() == 2) {
-        auto coord = [](const etf::term& c) -> std::optional<double> {
-          if (const auto* i = c.as_int()) return static_cast<double>(*i);
-          if (const auto* d = std::get_if<double>(&c.value)) return *d;
-          return std::nullopt;
-        };
-        auto lon = coord((*loc->as_list())[0]), lat = coord((*loc->as_list())[1]);
-        if (lon && lat) rd.location = std::pair{*lon, *lat};
-      }
-      if (const auto* f = r.find("fields")) rd.fields = etf::to_json(*f);
-      out.readings.push_back(std::move(rd));
-    }
-    out.logs = lines_of(&tup->items[2]);
-    return out;
-  }
-  if (tup && tup->items.size() == 4 && tup->items[0].is_atom("error")) {
-    out.kind = kind_of(tup->items[1]).value_or(outcome_kind::protocol_error);
-    out.message = text_of(&tup->items[2]);
-    out.logs = lines_of(&tup->items[3]);
-    return out;
-  }
-  out.kind = outcome_kind::protocol_error;
-  out.message = "worker answered with an unexpected outcome";
-  return out;
-}
-
-etf::term limits_term(const parse_limits& limits) {
-  return etf::map{{etf::make_binary("timeout_ms"), etf::term(std::int64_t{limits.timeout_ms})},
-                  {etf::make_binary("heap_words"), etf::term(limits.heap_words)}};
-}
-
-etf::term packet_term(const packet_input& p) {
-  etf::map m;
-  m.emplace_back(etf::make_binary("id"), etf::make_binary(p.id));
-  m.emplace_back(etf::make_binary("device_id"), etf::make_binary(p.device_id));
-  m.emplace_back(etf::make_binary("payload_encoding"), etf::make_binary(p.payload_encoding));
-  etf::term payload = etf::make_atom("nil");
-  if (p.payload_encoding == "json") payload = etf::from_json(p.json_payload);
-  if (p.payload_encoding == "binary" || p.payload_encoding == "utf8") payload = etf::make_binary(p.binary_payload);
-  m.emplace_back(etf::make_binary("payload"), std::move(payload));
-  m.emplace_back(etf::make_binary("meta"), etf::from_json(p.meta));
-  m.emplace_back(etf::make_binary("transceived_at"), etf::term(p.transceived_at));
-  m.emplace_back(etf::make_binary("packet_type"),
-                 p.packet_type ? etf::make_binary(*p.packet_type) : etf::make_atom("nil"));
-  return etf::term(std::move(m));
+  return failed;
 }
 
 }  // namespace
@@ -172,229 +113,319 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
   if (!std::filesystem::exists(config_.runtime_ebin / "Elixir.Fieldline.Worker.beam"))
     throw std::runtime_error("parser runtime not found in " + config_.runtime_ebin.string() +
                              " (build it, or set FIELDLINE_RUNTIME_EBIN)");
-  auto& w = config_.worker;
-  if (w.bindir.empty()) w.bindir = find_bindir(w.erlang_root);
-
-  // A private, world-readable copy of the runtime (workers may run as nobody, and the build tree
-  // may sit under a directory nobody cannot enter) and an empty, read-only working directory.
-  sandbox_dir_ = std::filesystem::temp_directory_path() / ("fieldline-sandbox-" + uuid::random().str());
-  std::filesystem::create_directories(sandbox_dir_ / "empty");
-  install_runtime(config_.runtime_ebin, sandbox_dir_ / "ebin");
-  ::chmod(sandbox_dir_.c_str(), 0755);
-  ::chmod((sandbox_dir_ / "empty").c_str(), 0555);
-  w.empty_dir = sandbox_dir_ / "empty";
-  const std::filesystem::path elixir_lib = "/usr/lib/elixir/lib";
-  w.code_paths = {elixir_lib / "elixir" / "ebin", elixir_lib / "logger" / "ebin", sandbox_dir_ / "ebin"};
+  if (config_.max_workers == 0) config_.max_workers = 1;
+  config_.worker = runtime_worker_config(config_.runtime_ebin, config_.worker);
+  reaper_ = std::thread([this] {
+    name_this_thread("fl-reaper");
+    reap_loop();
+  });
 }
 
 worker_pool::~worker_pool() {
+  std::map<std::string, std::vector<std::unique_ptr<slot>>> idle;
   {
     std::lock_guard lock(mutex_);
-    idle_.clear();  // kills them
+    stopping_ = true;
+    idle.swap(idle_);
   }
-  std::error_code ec;
-  std::filesystem::remove_all(sandbox_dir_, ec);
+  reaper_wake_.notify_all();
+  available_.notify_all();
+  if (reaper_.joinable()) reaper_.join();
+  // `idle` is destroyed here: each worker is killed and reaped.
 }
 
-std::unique_ptr<worker_process> worker_pool::start_worker() {
-  auto w = worker_process::spawn(config_.worker, filter_);
+void worker_pool::reap_loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    reaper_wake_.wait_for(lock, std::max<std::chrono::milliseconds>(config_.idle_timeout / 4, std::chrono::seconds(1)),
+                          [&] { return stopping_; });
+    if (stopping_) return;
+    const auto cutoff = clock::now() - config_.idle_timeout;
+    std::vector<std::unique_ptr<slot>> expired;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      auto& slots = it->second;
+      for (auto s = slots.begin(); s != slots.end();) {
+        if ((*s)->last_used < cutoff) {
+          expired.push_back(std::move(*s));
+          s = slots.erase(s);
+        } else {
+          ++s;
+        }
+      }
+      it = slots.empty() ? idle_.erase(it) : std::next(it);
+    }
+    if (expired.empty()) continue;
+    live_ -= expired.size();
+    lock.unlock();
+    expired.clear();  // killed outside the lock
+    available_.notify_all();
+    lock.lock();
+  }
+}
+
+std::size_t worker_pool::live_workers() {
+  std::lock_guard lock(mutex_);
+  return live_;
+}
+
+std::vector<pid_t> worker_pool::worker_pids(const std::string& mandate) {
+  std::lock_guard lock(mutex_);
+  std::vector<pid_t> pids;
+  if (auto it = idle_.find(mandate); it != idle_.end())
+    for (const auto& s : it->second) pids.push_back(s->process->pid());
+  return pids;
+}
+
+std::unique_ptr<worker_process> worker_pool::start_worker(const std::string& mandate) {
+  auto config = config_.worker;
+  if (config_.entry_for) {
+    if (auto entry = config_.entry_for(mandate); !entry.empty()) config.entry = std::move(entry);
+  }
+  // Each worker its own uid: no signals, no shared RLIMIT_NPROC, nothing in common with another.
+  config.uid = 2'000'000'000u + (next_uid_++ % 1'000'000u);
+  auto w = worker_process::spawn(config, filter_);
   // Boot must finish (a pong: the worker answers only after its post-boot lockdown) before use.
   std::string answer;
-  const auto status =
-      w->call(etf::encode(etf::make_tuple({etf::make_atom("ping")})), clock::now() + std::chrono::seconds(20), answer);
-  const auto pong = status == io_status::ok ? etf::decode(answer) : std::nullopt;
-  if (!pong || !pong->as_tuple() || pong->as_tuple()->items.empty() || !pong->as_tuple()->items[0].is_atom("pong"))
+  const auto status = w->call(protocol::ping_request(), clock::now() + std::chrono::seconds(20), answer);
+  if (status != io_status::ok || !protocol::tagged(decode_frame(answer), "pong", 2))
     throw std::runtime_error("sandbox: worker did not finish booting: " + w->stderr_tail().substr(0, 300));
   ++started_;
   return w;
 }
 
-std::unique_ptr<worker_process> worker_pool::acquire(const std::string& mandate) {
+std::unique_ptr<worker_pool::slot> worker_pool::acquire(const std::string& mandate) {
+  std::unique_ptr<slot> evicted;
   std::unique_lock lock(mutex_);
-  available_.wait(
-      lock, [&] { return busy_ < config_.workers && busy_by_mandate_[mandate] < config_.max_workers_per_mandate; });
-  ++busy_;
-  ++busy_by_mandate_[mandate];
-  if (!idle_.empty()) {
-    auto w = std::move(idle_.back());
-    idle_.pop_back();
-    return w;
+  while (true) {
+    if (stopping_) throw std::runtime_error("sandbox: the worker pool is stopping");
+    if (busy_[mandate] < config_.max_workers_per_mandate) {
+      if (auto it = idle_.find(mandate); it != idle_.end() && !it->second.empty()) {
+        auto s = std::move(it->second.back());
+        it->second.pop_back();
+        if (it->second.empty()) idle_.erase(it);
+        ++busy_[mandate];
+        return s;
+      }
+      if (live_ < config_.max_workers) break;
+      // At the cap: the least recently used idle worker of another mandate makes room.
+      std::map<std::string, std::vector<std::unique_ptr<slot>>>::iterator oldest = idle_.end();
+      for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+        if (it->first == mandate || it->second.empty()) continue;
+        if (oldest == idle_.end() || it->second.front()->last_used < oldest->second.front()->last_used) oldest = it;
+      }
+      if (oldest != idle_.end()) {
+        evicted = std::move(oldest->second.front());
+        oldest->second.erase(oldest->second.begin());
+        if (oldest->second.empty()) idle_.erase(oldest);
+        --live_;
+        ++killed_;
+        break;
+      }
+    }
+    available_.wait(lock);
   }
+  ++busy_[mandate];
+  ++live_;
   lock.unlock();
+  evicted.reset();  // killed outside the lock
+  auto s = std::make_unique<slot>();
+  s->mandate = mandate;
   try {
-    return start_worker();
+    s->process = start_worker(mandate);
   } catch (...) {
-    release(mandate, nullptr, false);
+    release(std::move(s), false);
     throw;
   }
+  return s;
 }
 
-void worker_pool::release(const std::string& mandate, std::unique_ptr<worker_process> worker, bool healthy) {
-  std::unique_ptr<worker_process> retired;
+void worker_pool::release(std::unique_ptr<slot> s, bool healthy) {
+  std::unique_ptr<slot> retired;
   {
     std::lock_guard lock(mutex_);
-    --busy_;
-    if (--busy_by_mandate_[mandate] == 0) busy_by_mandate_.erase(mandate);
-    if (worker && healthy && worker->calls < config_.recycle_after_calls) {
-      idle_.push_back(std::move(worker));
+    if (--busy_[s->mandate] == 0) busy_.erase(s->mandate);
+    s->last_used = clock::now();
+    if (healthy && s->process && !stopping_ && s->process->calls < config_.recycle_after_calls) {
+      auto& slots = idle_[s->mandate];
+      slots.push_back(std::move(s));
     } else {
-      retired = std::move(worker);
+      --live_;
+      if (s->process) ++killed_;
+      retired = std::move(s);
     }
   }
   available_.notify_all();
   // `retired` is killed here, outside the lock.
 }
 
-namespace {
-// True when the worker's stats say it should be recycled.
-bool worn_out(const etf::term* stats, const pool_config& config) {
-  if (!stats) return false;
-  const auto* atoms = stats->find("atoms");
-  const auto* memory = stats->find("memory");
-  return (atoms && atoms->as_int() && *atoms->as_int() > config.recycle_atoms) ||
-         (memory && memory->as_int() && *memory->as_int() > config.recycle_memory_bytes);
-}
-
-struct call_result {
-  io_status status;
-  std::optional<etf::term> answer;
-  std::string stderr_tail;
+struct worker_pool::batch_result {
+  std::vector<parse_outcome> outcomes;  // a prefix of the packets (all of them unless the worker was stopped)
+  bool healthy = true;
+  // The worker died or spoke out of turn before the batch started: the worker's fault, not a
+  // packet's, so the batch is tried once more on a fresh worker before every packet is charged.
+  std::optional<parse_outcome> failed_to_start;
 };
-}  // namespace
+
+worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& code, const parse_limits& limits,
+                                                 const std::vector<stored_reading>& history,
+                                                 std::span<const packet_input> packets) {
+  batch_result result;
+  auto& w = *s.process;
+  const auto key = code.key();
+  const auto grace = config_.deadline_grace;
+  const auto per_packet = std::chrono::milliseconds(limits.timeout_ms) + grace;
+  // Compiling is charged once per worker and parser version; afterwards the first frame is as quick
+  // as any other.
+  auto deadline = clock::now() + (s.loaded.contains(key) ? grace : config_.compile_budget);
+  auto fail_rest = [&](io_status status, const std::string& why) {
+    const auto tail = w.stderr_tail();
+    auto failed = stopped(status, tail, why);
+    spdlog::warn("sandbox worker of mandate {} stopped after {}: {}", s.mandate, outcome_name(failed.kind),
+                 tail.substr(0, 300));
+    result.healthy = false;
+    w.kill();
+    return failed;
+  };
+  if (!w.send(protocol::parse_request(code, limits, history, packets), deadline)) {
+    auto failed = fail_rest(clock::now() >= deadline ? io_status::timeout : io_status::died, "");
+    result.outcomes.push_back(std::move(failed));
+    return result;
+  }
+  std::string frame;
+  io_status status = w.receive(frame, deadline);
+  auto decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
+  if (const auto* rejected = protocol::tagged(decoded, "rejected", 3)) {
+    const std::string why = "parser rejected: " + protocol::describe(protocol::problems_of(&rejected->items[1]));
+    result.outcomes.assign(packets.size(), parse_outcome{outcome_kind::violation, {}, why, {}});
+    result.healthy = !worn_out(&rejected->items[2], config_);
+    return result;
+  }
+  if (!protocol::tagged(decoded, "ready", 1)) {
+    if (status == io_status::ok) status = io_status::protocol_error;
+    auto failed = fail_rest(status, "expected ready");
+    if (failed.kind == outcome_kind::timeout) {
+      // Compiling overran: that concerns every packet alike, none can be parsed with this version.
+      failed.message = "compiling the parser overran its budget";
+      result.outcomes.assign(packets.size(), failed);
+    } else {
+      result.failed_to_start = std::move(failed);
+    }
+    return result;
+  }
+  s.loaded.insert(key);
+  for (std::size_t i = 0; i < packets.size(); ++i) {
+    deadline = clock::now() + per_packet;
+    status = w.receive(frame, deadline);
+    decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
+    auto outcome = decoded ? protocol::outcome_frame(*decoded, i) : std::nullopt;
+    if (!outcome) {
+      if (status == io_status::ok) status = io_status::protocol_error;
+      result.outcomes.push_back(fail_rest(status, "expected the outcome of packet " + std::to_string(i)));
+      return result;
+    }
+    result.outcomes.push_back(std::move(*outcome));
+  }
+  status = w.receive(frame, clock::now() + grace);
+  decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
+  const auto* done = protocol::tagged(decoded, "done", 2);
+  if (!done) {
+    // Every packet has its outcome; only the worker is suspect.
+    (void)fail_rest(status == io_status::ok ? io_status::protocol_error : status, "expected done");
+    return result;
+  }
+  result.healthy = !worn_out(&done->items[1], config_);
+  return result;
+}
 
 std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const parser_code& code,
                                               const parse_limits& limits,
                                               const std::vector<stored_reading>& last_readings,
                                               std::span<const packet_input> packets) {
-  if (packets.empty()) return {};
-  etf::list history;
-  for (const auto& r : last_readings) {
-    history.push_back(etf::map{{etf::make_binary("data"), etf::from_json(r.data)},
-                               {etf::make_binary("measured_at"), etf::term(r.measured_at)}});
-  }
-  etf::list items;
-  for (const auto& p : packets) items.push_back(packet_term(p));
-  const std::string request =
-      etf::encode(etf::make_tuple({etf::make_atom("parse"), etf::make_binary(code.key()), etf::make_binary(code.source),
-                                   limits_term(limits), etf::term(std::move(history)), etf::term(std::move(items))}));
-  const auto deadline = clock::now() + config_.compile_budget +
-                        std::chrono::milliseconds(static_cast<long long>(limits.timeout_ms + 50) *
-                                                  static_cast<long long>(packets.size())) +
-                        std::chrono::seconds(2);
-
-  auto worker = acquire(mandate);
-  std::string answer;
-  const io_status status = worker->call(request, deadline, answer);
-  std::string error;
-  std::optional<etf::term> decoded;
-  if (status == io_status::ok) decoded = etf::decode(answer, &error);
-
-  const auto* tup = decoded ? decoded->as_tuple() : nullptr;
-  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("results") && tup->items[1].as_list() &&
-      tup->items[1].as_list()->size() == packets.size()) {
-    std::vector<parse_outcome> out;
-    for (const auto& t : *tup->items[1].as_list()) out.push_back(outcome_of(t));
-    release(mandate, std::move(worker), !worn_out(&tup->items[2], config_));
-    return out;
-  }
-  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("rejected")) {
-    const std::string why = "parser rejected: " + describe(problems_of(&tup->items[1]));
-    release(mandate, std::move(worker), !worn_out(&tup->items[2], config_));
-    return std::vector<parse_outcome>(packets.size(), parse_outcome{outcome_kind::violation, {}, why, {}});
-  }
-
-  // The worker overran, died or spoke nonsense: it is replaced. Which packet caused it?
-  const std::string tail = worker->stderr_tail();
-  worker->kill();
-  release(mandate, std::move(worker), false);
-  if (packets.size() > 1) {
-    std::vector<parse_outcome> out;
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-      auto single = parse(mandate, code, limits, last_readings, packets.subspan(i, 1));
-      out.push_back(std::move(single.front()));
+  std::vector<parse_outcome> out;
+  out.reserve(packets.size());
+  std::vector<stored_reading> history = last_readings;
+  bool retried_start = false;
+  while (out.size() < packets.size()) {
+    const auto rest = packets.subspan(out.size());
+    auto s = acquire(mandate);
+    auto batch = run_batch(*s, code, limits, history, rest);
+    release(std::move(s), batch.healthy);
+    if (batch.failed_to_start) {
+      if (!retried_start) {
+        retried_start = true;
+        continue;
+      }
+      batch.outcomes.assign(rest.size(), *batch.failed_to_start);
     }
-    return out;
+    // The readings of packets parsed so far come first in what get_last_reading/2 sees next.
+    for (std::size_t i = 0; i < batch.outcomes.size(); ++i) {
+      for (const auto& r : batch.outcomes[i].readings)
+        history.insert(history.begin(), stored_reading{r.data, r.measured_at.value_or(rest[i].transceived_at)});
+    }
+    if (history.size() > 50) history.resize(50);
+    for (auto& o : batch.outcomes) out.push_back(std::move(o));
   }
-  parse_outcome failed;
-  if (status == io_status::timeout) {
-    failed.kind = outcome_kind::timeout;
-    failed.message = "the worker did not answer in time and was replaced";
-  } else if (tail.find("Cannot allocate") != std::string::npos || tail.find("memory") != std::string::npos) {
-    failed.kind = outcome_kind::memory_limit;
-    failed.message = "the worker ran out of memory and was replaced";
-  } else if (status == io_status::died) {
-    failed.kind = outcome_kind::crashed;
-    failed.message = "the worker died and was replaced";
-  } else {
-    failed.kind = outcome_kind::protocol_error;
-    failed.message = "the worker's answer was malformed" + (error.empty() ? std::string() : ": " + error);
-  }
-  spdlog::warn("sandbox worker replaced after {}: {}", outcome_name(failed.kind), tail.substr(0, 300));
-  return {failed};
+  return out;
 }
 
-check_result worker_pool::check(const std::string& source) {
-  const std::string request = etf::encode(etf::make_tuple({etf::make_atom("check"), etf::make_binary(source)}));
-  const std::string lane = "__check__";
-  auto worker = acquire(lane);
+check_result worker_pool::check(const std::string& mandate, const std::string& source) {
+  auto s = acquire(mandate);
   std::string answer;
-  const auto status = worker->call(request, clock::now() + config_.compile_budget + std::chrono::seconds(5), answer);
-  std::optional<etf::term> decoded;
-  if (status == io_status::ok) decoded = etf::decode(answer);
-  const auto* tup = decoded ? decoded->as_tuple() : nullptr;
+  const auto status = s->process->call(protocol::check_request(source),
+                                       clock::now() + config_.compile_budget + config_.deadline_grace, answer);
+  const auto decoded = status == io_status::ok ? decode_frame(answer) : std::nullopt;
   check_result result;
-  if (tup && tup->items.size() == 2 && tup->items[0].is_atom("checked")) {
-    const auto* inner = tup->items[1].as_tuple();
+  if (const auto* checked = protocol::tagged(decoded, "checked", 2)) {
+    const auto* inner = checked->items[1].as_tuple();
     result.ok = inner && !inner->items.empty() && inner->items[0].is_atom("ok");
-    if (!result.ok && inner && inner->items.size() == 2) result.problems = problems_of(&inner->items[1]);
-    release(lane, std::move(worker), true);
+    if (!result.ok && inner && inner->items.size() == 2) result.problems = protocol::problems_of(&inner->items[1]);
+    release(std::move(s), true);
     return result;
   }
-  worker->kill();
-  release(lane, std::move(worker), false);
-  result.problems.emplace_back(std::nullopt, "checking failed: the worker did not answer properly");
+  s->process->kill();
+  release(std::move(s), false);
+  result.problems.emplace_back(std::nullopt, status == io_status::timeout
+                                                 ? "checking failed: compiling overran its budget"
+                                                 : "checking failed: the worker did not answer properly");
   return result;
 }
 
-test_report worker_pool::test(const parser_code& code, const parse_limits& limits) {
-  const std::string request = etf::encode(etf::make_tuple(
-      {etf::make_atom("test"), etf::make_binary(code.key()), etf::make_binary(code.source), limits_term(limits)}));
-  const std::string lane = "__test__";
-  auto worker = acquire(lane);
+test_report worker_pool::test(const std::string& mandate, const parser_code& code, const parse_limits& limits) {
+  auto s = acquire(mandate);
   std::string answer;
-  const auto status = worker->call(request, clock::now() + config_.compile_budget + std::chrono::seconds(60), answer);
-  std::optional<etf::term> decoded;
-  if (status == io_status::ok) decoded = etf::decode(answer);
-  const auto* tup = decoded ? decoded->as_tuple() : nullptr;
+  const auto status = s->process->call(protocol::test_request(code, limits),
+                                       clock::now() + config_.compile_budget + std::chrono::seconds(60), answer);
+  const auto decoded = status == io_status::ok ? decode_frame(answer) : std::nullopt;
   test_report report;
-  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("tested")) {
+  if (const auto* tested = protocol::tagged(decoded, "tested", 3)) {
     report.compile.ok = true;
-    const auto& body = tup->items[1];
+    const auto& body = tested->items[1];
     if (const auto* vectors = body.find("vectors"); vectors && vectors->as_list()) {
       for (const auto& v : *vectors->as_list()) {
         vector_result r;
         if (const auto* i = v.find("index"); i && i->as_int()) r.index = static_cast<int>(*i->as_int());
-        r.kind = text_of(v.find("kind"));
-        r.label = text_of(v.find("label"));
-        r.status = text_of(v.find("status"));
-        r.expected = text_of(v.find("expected"));
-        r.actual = text_of(v.find("actual"));
-        r.logs = lines_of(v.find("logs"));
+        r.kind = protocol::text_of(v.find("kind"));
+        r.label = protocol::text_of(v.find("label"));
+        r.status = protocol::text_of(v.find("status"));
+        r.expected = protocol::text_of(v.find("expected"));
+        r.actual = protocol::text_of(v.find("actual"));
+        r.logs = protocol::lines_of(v.find("logs"));
         report.vectors.push_back(std::move(r));
       }
     }
-    report.warnings = lines_of(body.find("warnings"));
-    release(lane, std::move(worker), !worn_out(&tup->items[2], config_));
+    report.warnings = protocol::lines_of(body.find("warnings"));
+    const bool healthy = !worn_out(&tested->items[2], config_);
+    release(std::move(s), healthy);
     return report;
   }
-  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("rejected")) {
-    report.compile.problems = problems_of(&tup->items[1]);
-    release(lane, std::move(worker), true);
+  if (const auto* rejected = protocol::tagged(decoded, "rejected", 3)) {
+    report.compile.problems = protocol::problems_of(&rejected->items[1]);
+    release(std::move(s), true);
     return report;
   }
-  const std::string tail = worker->stderr_tail();
-  worker->kill();
-  release(lane, std::move(worker), false);
+  const std::string tail = s->process->stderr_tail();
+  s->process->kill();
+  release(std::move(s), false);
   report.compile.problems.emplace_back(
       std::nullopt, "testing failed: the worker " + std::string(status == io_status::timeout ? "timed out" : "died") +
                         (tail.empty() ? "" : ": " + tail.substr(0, 300)));

@@ -1,18 +1,30 @@
 #pragma once
-// A pool of sandboxed workers. Callers hand over a batch (one parser, many packets) and get one
-// outcome per packet. One round trip carries the batch; the parse of each packet is bounded inside
-// the worker (deadline, heap cap); the host bounds the whole call and kills a worker that overruns
-// or dies, then re-runs the batch's packets one by one on fresh workers so that only the packet that
-// caused it gets `crashed`/`timeout`/`memory_limit`. Fairness: one mandate holds at most
-// `max_workers_per_mandate` workers at a time. Workers are recycled after `recycle_after_calls` calls
-// or when their atom table or memory grows past a bound.
+// Sandboxed workers, one mandate each. A worker BEAM only ever runs the parsers of the mandate it
+// was started for and is never handed to another: what one tenant's code leaves behind in a VM
+// (processes, loaded modules, persistent terms, registered names) can only meet that tenant's own
+// parsing. Workers start on demand, stay warm while used, and are reaped after `idle_timeout`.
+//
+// Cap policy: at most `max_workers` live at once. A mandate that needs a worker when the cap is
+// reached takes the place of the least recently used idle worker of another mandate (which is
+// stopped); when every worker is busy, it waits for one to become idle.
+//
+// The host owns time. A parse call streams one answer frame per packet; each must arrive within the
+// packet's deadline plus `deadline_grace` after the previous one, or the worker is killed whatever
+// runs inside it (spinning schedulers, raised priorities). The packet in progress is charged, the
+// packets answered before it keep their outcomes, and the rest are retried on a fresh worker. Frames
+// the host did not ask for (wrong type, wrong index) are a protocol error handled the same way.
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sandbox/outcome.hpp"
@@ -21,14 +33,19 @@
 namespace fl::sandbox {
 
 struct pool_config {
-  std::size_t workers = 2;                  // default 2 (one per core on the reference machine)
-  std::size_t max_workers_per_mandate = 1;  // default: a mandate may hold 1 worker while others wait
+  std::size_t max_workers = 64;             // default 64 live workers in all (~60 MiB each when idle)
+  std::size_t max_workers_per_mandate = 1;  // default: one worker per mandate at a time
+  std::chrono::seconds idle_timeout{120};   // default: a worker unused for 2 min is stopped
   std::size_t recycle_after_calls = 10'000;
   std::int64_t recycle_atoms = 600'000;              // of the VM's 1,048,576
   std::int64_t recycle_memory_bytes = 1ll << 30;     // 1 GiB
-  std::chrono::milliseconds compile_budget{15'000};  // added to the first call of a parser version
+  std::chrono::milliseconds compile_budget{15'000};  // the first call of a parser version in a worker
+  std::chrono::milliseconds deadline_grace{250};     // past a packet's own deadline before the host kills
   std::filesystem::path runtime_ebin;                // compiled parsers/runtime (FIELDLINE_RUNTIME_EBIN)
-  worker_config worker;                              // bindir/code paths/empty dir are filled in by the pool
+  worker_config worker;                              // code paths and mounts are filled in by the pool
+  // Tests only: what a mandate's workers run after boot instead of `worker.entry` (raw Erlang
+  // playing an attacker who has code execution in that mandate's worker). Empty: `worker.entry`.
+  std::function<std::vector<std::string>(const std::string& mandate)> entry_for;
 };
 
 class worker_pool {
@@ -43,33 +60,61 @@ class worker_pool {
                                                  const parse_limits& limits,
                                                  const std::vector<stored_reading>& last_readings,
                                                  std::span<const packet_input> packets);
-  [[nodiscard]] check_result check(const std::string& source);
-  [[nodiscard]] test_report test(const parser_code& code, const parse_limits& limits);
+  // Compile-time code of a parser runs during a check: it runs in the mandate's own worker.
+  [[nodiscard]] check_result check(const std::string& mandate, const std::string& source);
+  [[nodiscard]] test_report test(const std::string& mandate, const parser_code& code, const parse_limits& limits);
+  // The command line's own checks and tests (one user, one machine).
+  [[nodiscard]] check_result check(const std::string& source) { return check(local_lane, source); }
+  [[nodiscard]] test_report test(const parser_code& code, const parse_limits& limits) {
+    return test(local_lane, code, limits);
+  }
 
-  // How many workers were started so far (tests check that a wedged one was replaced).
+  // Counters for tests and benchmarks.
   [[nodiscard]] std::size_t workers_started() const { return started_; }
+  [[nodiscard]] std::size_t workers_killed() const { return killed_; }
+  [[nodiscard]] std::size_t live_workers();
+  // The host pids of a mandate's live workers (tests check that two mandates never share one).
+  [[nodiscard]] std::vector<pid_t> worker_pids(const std::string& mandate);
+
+  static constexpr const char* local_lane = "__local__";
 
  private:
-  struct lease;
-  std::unique_ptr<worker_process> acquire(const std::string& mandate);
-  void release(const std::string& mandate, std::unique_ptr<worker_process> worker, bool healthy);
-  std::unique_ptr<worker_process> start_worker();
+  struct slot {
+    std::unique_ptr<worker_process> process;
+    std::string mandate;
+    std::set<std::string> loaded;  // parser versions compiled in this worker
+    std::chrono::steady_clock::time_point last_used;
+  };
+  struct batch_result;
+
+  std::unique_ptr<slot> acquire(const std::string& mandate);
+  void release(std::unique_ptr<slot> s, bool healthy);
+  std::unique_ptr<worker_process> start_worker(const std::string& mandate);
+  batch_result run_batch(slot& s, const parser_code& code, const parse_limits& limits,
+                         const std::vector<stored_reading>& history, std::span<const packet_input> packets);
+  void reap_loop();
 
   pool_config config_;
   seccomp_program filter_;
-  std::filesystem::path sandbox_dir_;
   std::mutex mutex_;
   std::condition_variable available_;
-  std::vector<std::unique_ptr<worker_process>> idle_;
-  std::size_t busy_ = 0;
-  std::map<std::string, std::size_t> busy_by_mandate_;
+  std::condition_variable reaper_wake_;
+  std::map<std::string, std::vector<std::unique_ptr<slot>>> idle_;  // by mandate
+  std::map<std::string, std::size_t> busy_;                         // by mandate
+  std::size_t live_ = 0;                                            // idle + busy + starting
+  bool stopping_ = false;
   std::atomic<std::size_t> started_{0};
+  std::atomic<std::size_t> killed_{0};
+  std::atomic<std::uint32_t> next_uid_{0};
+  std::thread reaper_;
 };
 
 // Finds the compiled runtime: $FIELDLINE_RUNTIME_EBIN, else the build's own directory.
 [[nodiscard]] std::filesystem::path default_runtime_ebin();
-// Copies the runtime's .beam files and the lockdown NIF (from ../nif beside the ebin directory)
-// into `target`, readable by everyone: workers may run as nobody.
-void install_runtime(const std::filesystem::path& runtime_ebin, const std::filesystem::path& target);
+// The worker root's runtime part: the runtime's ebin, the lockdown NIF beside it (../nif) and the
+// protocol consolidation restricted to allowed implementations (../consolidated, when built).
+[[nodiscard]] std::vector<bind_mount> runtime_mounts(const std::filesystem::path& runtime_ebin);
+// A worker configuration for `runtime_ebin`: mounts and code paths (tests probe with it).
+[[nodiscard]] worker_config runtime_worker_config(const std::filesystem::path& runtime_ebin, worker_config base = {});
 
 }  // namespace fl::sandbox

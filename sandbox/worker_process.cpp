@@ -1,13 +1,9 @@
 #include "sandbox/worker_process.hpp"
 
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,62 +19,20 @@ namespace {
 
 constexpr std::size_t max_frame_bytes = 256u << 20;  // an answer larger than this is a protocol error
 constexpr std::size_t stderr_keep_bytes = 8192;
-constexpr uid_t nobody = 65534;
-
-enum class step : int {
-  session = 1,
-  stdio,
-  close_fds,
-  namespaces,
-  drop_privileges,
-  rlimits,
-  chdir,
-  no_new_privs,
-  seccomp,
-  exec,
-};
-
-const char* step_name(int s) {
-  switch (static_cast<step>(s)) {
-    case step::session:
-      return "new session";
-    case step::stdio:
-      return "stdio redirection";
-    case step::close_fds:
-      return "closing inherited descriptors";
-    case step::namespaces:
-      return "user/network namespaces";
-    case step::drop_privileges:
-      return "dropping privileges";
-    case step::rlimits:
-      return "resource limits";
-    case step::chdir:
-      return "empty working directory";
-    case step::no_new_privs:
-      return "no_new_privs";
-    case step::seccomp:
-      return "seccomp filter";
-    case step::exec:
-      return "exec of beam.smp";
-  }
-  return "unknown step";
-}
-
-// Only async-signal-safe calls below: the host may have other threads.
-[[noreturn]] void child_fail(int status_fd, step s) {
-  const int report[2] = {static_cast<int>(s), errno};
-  (void)!::write(status_fd, report, sizeof report);
-  ::_exit(127);
-}
-
-bool set_limit(int resource, rlim_t value) {
-  const rlimit l{value, value};
-  return ::setrlimit(resource, &l) == 0;
-}
 
 void close_quietly(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
+}
+
+// The first directory under `dir` whose name starts with `prefix` (an OTP application's versioned
+// directory, such as lib/kernel-8.5.3).
+std::filesystem::path versioned(const std::filesystem::path& dir, const std::string& prefix) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().filename().string().starts_with(prefix)) return entry.path();
+  }
+  throw std::runtime_error("sandbox: no " + prefix + "* under " + dir.string());
 }
 
 }  // namespace
@@ -93,9 +47,35 @@ std::filesystem::path find_bindir(const std::filesystem::path& erlang_root) {
   throw std::runtime_error("no erts-*/bin/beam.smp under " + erlang_root.string() + " (is Erlang installed?)");
 }
 
+std::vector<bind_mount> system_mounts(const worker_config& config) {
+  const auto& erl = config.erlang_root;
+  const auto bindir = config.bindir.empty() ? find_bindir(erl) : config.bindir;
+  std::vector<bind_mount> mounts = {
+      {erl / "bin", erl / "bin"},  // boot scripts (no_dot_erlang.boot)
+      {bindir.parent_path(), bindir.parent_path()},
+  };
+  for (const char* app : {"kernel-", "stdlib-", "compiler-", "erts-"}) {
+    const auto dir = versioned(erl / "lib", app);
+    mounts.push_back({dir, dir});
+  }
+  for (const char* app : {"elixir", "logger"}) {
+    const auto ebin = config.elixir_lib / app / "ebin";
+    mounts.push_back({ebin, ebin});
+  }
+  // beam.smp's shared libraries and the dynamic loader (Debian's merged /usr: /lib and /lib64 are
+  // symlinks the plan recreates).
+  for (const char* libs : {"/usr/lib/x86_64-linux-gnu", "/usr/lib64"}) {
+    if (std::filesystem::exists(libs)) mounts.push_back({libs, libs});
+  }
+  mounts.push_back({"/usr/share/zoneinfo", "/usr/share/zoneinfo"});  // Fieldline.TzDb reads the IANA data
+  mounts.push_back({"/dev/null", "/dev/null", true});
+  return mounts;
+}
+
 std::unique_ptr<worker_process> worker_process::spawn(const worker_config& config, const seccomp_program& filter) {
-  // Everything the child needs is prepared here, before fork.
-  const std::string beam = (config.bindir / "beam.smp").string();
+  // Everything the child needs is prepared here, before clone.
+  const auto bindir = config.bindir.empty() ? find_bindir(config.erlang_root) : config.bindir;
+  const std::string beam = (bindir / "beam.smp").string();
   // Emulator flags as beam.smp takes them (erlexec would translate `+S` into `-S`): one scheduler of
   // each kind, no async threads, no busy-waiting, UTF-8 file names.
   std::vector<std::string> args = {beam,
@@ -118,7 +98,7 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
                                    "-root",
                                    config.erlang_root.string(),
                                    "-bindir",
-                                   config.bindir.string(),
+                                   bindir.string(),
                                    "-progname",
                                    "erl",
                                    "--",
@@ -129,79 +109,73 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
                                    "-noinput",
                                    "-boot",
                                    "no_dot_erlang"};
-  for (const auto& p : config.code_paths) {
+  // -pa puts each directory in front of the path so far: the one searched first goes last.
+  for (auto p = config.code_paths.rbegin(); p != config.code_paths.rend(); ++p) {
     args.emplace_back("-pa");
-    args.push_back(p.string());
+    args.push_back(p->string());
   }
   for (const auto& a : config.entry) args.push_back(a);
-  const std::vector<std::string> env = {"BINDIR=" + config.bindir.string(), "ERL_CRASH_DUMP_SECONDS=0"};
-  std::vector<char*> argv, envp;
-  for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  const std::string cwd = config.empty_dir.string();
-  const bool is_root = ::geteuid() == 0;
-  sock_fprog prog{static_cast<unsigned short>(filter.code.size()), const_cast<sock_filter*>(filter.code.data())};
+  const std::vector<std::string> env = {"BINDIR=" + bindir.string(), "ERL_CRASH_DUMP_SECONDS=0"};
 
-  int in_pipe[2], out_pipe[2], err_pipe[2], status_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC) ||
-      ::pipe2(status_pipe, O_CLOEXEC))
+  jail_plan plan;
+  plan.host_is_root = ::geteuid() == 0;
+  plan.uid = config.uid;
+  plan.gid = config.uid;
+  plan.uid_map = "0 " + std::to_string(::geteuid()) + " 1";
+  plan.gid_map = "0 " + std::to_string(::getegid()) + " 1";
+  plan.old_root = plan.staging + "/.old";
+  for (const auto& m : config.mounts) plan.mounts.push_back(plan_mount(plan.staging, m));
+  plan.extra_dirs = {plan.staging + "/usr", plan.staging + "/usr/lib", plan.staging + "/dev"};
+  plan.symlinks = {{"usr/lib", plan.staging + "/lib"}, {"usr/lib64", plan.staging + "/lib64"}};
+  plan.limits = {config.address_space_bytes, config.cpu_seconds, config.max_file_bytes, config.max_open_files,
+                 config.max_processes};
+  plan.filter = {static_cast<unsigned short>(filter.code.size()), const_cast<sock_filter*>(filter.code.data())};
+  for (auto& a : args) plan.argv.push_back(const_cast<char*>(a.c_str()));
+  plan.argv.push_back(nullptr);
+  for (auto& e : env) plan.envp.push_back(const_cast<char*>(e.c_str()));
+  plan.envp.push_back(nullptr);
+
+  int request[2], answer[2], output[2], status[2];
+  if (::pipe2(request, O_CLOEXEC) || ::pipe2(answer, O_CLOEXEC) || ::pipe2(output, O_CLOEXEC) ||
+      ::pipe2(status, O_CLOEXEC))
     throw std::runtime_error(std::string("sandbox: pipe failed: ") + std::strerror(errno));
+  const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (dev_null < 0) throw std::runtime_error("sandbox: cannot open /dev/null");
 
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("sandbox: fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    int status_fd = status_pipe[1];
-    if (::setsid() < 0) child_fail(status_fd, step::session);
-    // stdin/stdout/stderr onto the pipes; the status pipe onto fd 3 (close-on-exec).
-    if (::dup2(in_pipe[0], 0) < 0 || ::dup2(out_pipe[1], 1) < 0 || ::dup2(err_pipe[1], 2) < 0 ||
-        ::dup2(status_fd, 3) < 0 || ::fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
-      child_fail(status_fd, step::stdio);
-    status_fd = 3;
-    if (::syscall(SYS_close_range, 4u, ~0u, 0u) != 0) {
-      for (int fd = 4; fd < 65536; ++fd) ::close(fd);
-    }
-    if (is_root) {
-      // Root can enter a fresh network namespace directly, then gives up root for nobody.
-      if (::unshare(CLONE_NEWNET) != 0 && config.require_namespaces) child_fail(status_fd, step::namespaces);
-      if (::setgroups(0, nullptr) != 0 || ::setresgid(nobody, nobody, nobody) != 0 ||
-          ::setresuid(nobody, nobody, nobody) != 0)
-        child_fail(status_fd, step::drop_privileges);
-    } else if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0 && config.require_namespaces) {
-      child_fail(status_fd, step::namespaces);
-    }
-    if (!set_limit(RLIMIT_AS, config.address_space_bytes) || !set_limit(RLIMIT_CPU, config.cpu_seconds) ||
-        !set_limit(RLIMIT_FSIZE, config.max_file_bytes) || !set_limit(RLIMIT_NOFILE, config.max_open_files) ||
-        !set_limit(RLIMIT_NPROC, config.max_processes) || !set_limit(RLIMIT_CORE, 0))
-      child_fail(status_fd, step::rlimits);
-    if (::chdir(cwd.c_str()) != 0) child_fail(status_fd, step::chdir);
-    if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, step::no_new_privs);
-    if (::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) child_fail(status_fd, step::seccomp);
-    ::execve(argv[0], argv.data(), envp.data());
-    child_fail(status_fd, step::exec);
+  // A new PID namespace makes the child PID 1 there: when it dies, the kernel kills everything it
+  // started. Raw clone (no new stack) returns in both processes like fork.
+  unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+  if (!plan.host_is_root) flags |= CLONE_NEWUSER;
+  const pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr));
+  if (pid == 0) enter_jail(plan, {dev_null, output[1], request[0], answer[1], status[1]});
+  const int clone_errno = errno;
+
+  ::close(dev_null);
+  ::close(request[0]);
+  ::close(answer[1]);
+  ::close(output[1]);
+  ::close(status[1]);
+  std::unique_ptr<worker_process> w(new worker_process());
+  w->to_child_ = request[1];
+  w->from_child_ = answer[0];
+  w->err_ = output[0];
+  if (pid < 0) {
+    ::close(status[0]);
+    throw std::runtime_error(std::string("sandbox: worker setup failed at ") +
+                             jail_step_name(static_cast<int>(jail_step::clone)) + ": " + std::strerror(clone_errno));
   }
-
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  ::close(status_pipe[1]);
+  w->pid_ = pid;
   // The status pipe closes without data when exec succeeded (close-on-exec); otherwise it says why.
   int report[2] = {0, 0};
   ssize_t got;
   do {
-    got = ::read(status_pipe[0], report, sizeof report);
+    got = ::read(status[0], report, sizeof report);
   } while (got < 0 && errno == EINTR);
-  ::close(status_pipe[0]);
-  std::unique_ptr<worker_process> w(new worker_process());
-  w->pid_ = pid;
-  w->to_child_ = in_pipe[1];
-  w->from_child_ = out_pipe[0];
-  w->err_ = err_pipe[0];
+  ::close(status[0]);
   for (int fd : {w->to_child_, w->from_child_, w->err_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   if (got > 0) {
     w->kill();
-    throw std::runtime_error(std::string("sandbox: worker setup failed at ") + step_name(report[0]) + ": " +
+    throw std::runtime_error(std::string("sandbox: worker setup failed at ") + jail_step_name(report[0]) + ": " +
                              std::strerror(report[1]));
   }
   return w;
@@ -213,8 +187,7 @@ worker_process::~worker_process() {
 
 void worker_process::kill() {
   if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);  // the whole session/process group: beam and its helpers
-    ::kill(pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);  // PID 1 of its namespace: the kernel ends everything else in it
     while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
     pid_ = -1;
@@ -242,7 +215,7 @@ std::string worker_process::stderr_tail() {
 
 namespace {
 int millis_until(std::chrono::steady_clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   return left.count() <= 0 ? 0 : static_cast<int>(std::min<long long>(left.count(), 1000));
 }
 }  // namespace
@@ -264,14 +237,13 @@ bool worker_process::write_all(const std::string& bytes, std::chrono::steady_clo
   return true;
 }
 
-io_status worker_process::read_exact(std::size_t n, std::string& out, std::chrono::steady_clock::time_point deadline) {
-  out.clear();
-  out.reserve(n);
+// Reads until `in_` holds at least `want` bytes.
+io_status worker_process::fill(std::size_t want, std::chrono::steady_clock::time_point deadline) {
   std::array<char, 65536> buf;
-  while (out.size() < n) {
-    const ssize_t got = ::read(from_child_, buf.data(), std::min(buf.size(), n - out.size()));
+  while (in_.size() < want) {
+    const ssize_t got = ::read(from_child_, buf.data(), buf.size());
     if (got > 0) {
-      out.append(buf.data(), static_cast<std::size_t>(got));
+      in_.append(buf.data(), static_cast<std::size_t>(got));
       continue;
     }
     if (got == 0) return io_status::died;  // EOF: the worker is gone
@@ -284,24 +256,35 @@ io_status worker_process::read_exact(std::size_t n, std::string& out, std::chron
   return io_status::ok;
 }
 
-io_status worker_process::call(const std::string& request, std::chrono::steady_clock::time_point deadline,
-                               std::string& answer) {
-  if (pid_ <= 0) return io_status::died;
+bool worker_process::send(const std::string& request, std::chrono::steady_clock::time_point deadline) {
+  if (pid_ <= 0) return false;
   ++calls;
   std::string frame;
   frame.reserve(4 + request.size());
   const auto size = static_cast<std::uint32_t>(request.size());
   for (int shift = 24; shift >= 0; shift -= 8) frame.push_back(static_cast<char>((size >> shift) & 0xFF));
   frame += request;
-  if (!write_all(frame, deadline)) {
+  return write_all(frame, deadline);
+}
+
+io_status worker_process::receive(std::string& answer, std::chrono::steady_clock::time_point deadline) {
+  if (pid_ <= 0) return io_status::died;
+  if (auto s = fill(4, deadline); s != io_status::ok) return s;
+  std::uint32_t length = 0;
+  for (int i = 0; i < 4; ++i) length = (length << 8) | static_cast<std::uint8_t>(in_[static_cast<std::size_t>(i)]);
+  if (length > max_frame_bytes) return io_status::protocol_error;
+  if (auto s = fill(4 + length, deadline); s != io_status::ok) return s;
+  answer.assign(in_, 4, length);
+  in_.erase(0, 4 + length);
+  return io_status::ok;
+}
+
+io_status worker_process::call(const std::string& request, std::chrono::steady_clock::time_point deadline,
+                               std::string& answer) {
+  if (!send(request, deadline)) {
     return std::chrono::steady_clock::now() >= deadline ? io_status::timeout : io_status::died;
   }
-  std::string header;
-  if (auto s = read_exact(4, header, deadline); s != io_status::ok) return s;
-  std::uint32_t length = 0;
-  for (char c : header) length = (length << 8) | static_cast<std::uint8_t>(c);
-  if (length > max_frame_bytes) return io_status::protocol_error;
-  return read_exact(length, answer, deadline);
+  return receive(answer, deadline);
 }
 
 }  // namespace fl::sandbox

@@ -188,7 +188,7 @@ parse_figures measure_case(sandbox::worker_pool& pool, const std::filesystem::pa
 int bench_parse(bool as_json, std::size_t packets) {
   const std::filesystem::path source_dir = FIELDLINE_SOURCE_DIR;
   sandbox::pool_config config;
-  config.workers = 1;
+  config.max_workers = 1;
   config.max_workers_per_mandate = 1;
   sandbox::worker_pool pool(config);
 

@@ -30,8 +30,8 @@ std::string read_file(const std::string& path) {
 
 sandbox::worker_pool make_pool() {
   sandbox::pool_config config;
-  config.workers = 2;
-  config.max_workers_per_mandate = 2;
+  config.max_workers = 2;
+  config.max_workers_per_mandate = 2;  // one user: both workers may run their files
   return sandbox::worker_pool(std::move(config));
 }
 

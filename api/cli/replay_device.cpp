@@ -80,7 +80,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
   if (!generation) throw std::runtime_error(generation.error().message);
 
   sandbox::pool_config config;
-  config.workers = 2;
+  config.max_workers = 2;
   config.max_workers_per_mandate = 2;
   sandbox::worker_pool pool(std::move(config));
 

@@ -96,7 +96,7 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
       options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
-      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
+      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 4096 ||
       options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
       options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
       options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||

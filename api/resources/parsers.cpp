@@ -38,7 +38,9 @@ api_result<void> read_parser_fields(request_context& ctx, const json::object& bo
   if (!code) return {};
   std::vector<pipeline::parser_problem> problems;
   try {
-    problems = ctx.app.parsers.check(*code);
+    // Compile-time code runs during the check: in the mandate's own worker, like its parsing.
+    const auto* mandate = doc.if_contains("mandate_id");
+    problems = ctx.app.parsers.check(mandate && mandate->is_string() ? std::string(mandate->get_string()) : "", *code);
   } catch (const std::exception& e) {
     spdlog::error("parser check failed: {}", e.what());
     return api_error{503, "parsers cannot be checked right now"};

@@ -23,9 +23,10 @@ defmodule Fieldline.Bench.Runtime do
   @doc "Microseconds for `batches` parse requests of `packets` each, handled in this VM."
   def handle_micros(source, packets, batches) do
     request = {:parse, "bench-runtime", source, %{"timeout_ms" => 100, "heap_words" => 4_000_000}, [], packets}
-    Fieldline.Worker.handle(request)
+    emit = fn _frame -> :ok end
+    Fieldline.Worker.handle(request, emit)
     t0 = System.monotonic_time(:microsecond)
-    for _ <- 1..batches, do: Fieldline.Worker.handle(request)
+    for _ <- 1..batches, do: Fieldline.Worker.handle(request, emit)
     System.monotonic_time(:microsecond) - t0
   end
 end

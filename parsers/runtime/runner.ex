@@ -10,18 +10,20 @@ defmodule Fieldline.Runner do
 
   @doc """
   Parses a batch in one process (spawning one per packet costs ~9 µs, the parse itself ~1 µs).
-  Outcomes stream back in order and the per-packet deadline restarts with each one, so semantics
-  stay per packet: when the batch process overruns or is killed, the packet in progress gets
-  `:timeout` / `:memory_limit` / `:crashed` and a fresh process continues with the next packet.
+  Each outcome is handed to `emit.(index, outcome)` as soon as it is known, in order, and the
+  per-packet deadline restarts with each one, so semantics stay per packet: when the batch process
+  overruns or is killed, the packet in progress gets `:timeout` / `:memory_limit` / `:crashed` and a
+  fresh process continues with the next packet. (The host enforces the same deadline from outside,
+  with a grace period, in case this process never gets to run.)
   `inputs` are `{payload, meta}`; `history` is the newest-first list for get_last_reading/2.
   """
-  def parse_batch(module, inputs, limits, history) do
-    batch(module, inputs, limits, history, [])
+  def parse_batch(module, inputs, limits, history, emit) do
+    batch(module, inputs, limits, history, 0, emit)
   end
 
-  defp batch(_module, [], _limits, _history, acc), do: Enum.reverse(acc)
+  defp batch(_module, [], _limits, _history, _index, _emit), do: :ok
 
-  defp batch(module, inputs, %{timeout_ms: timeout, heap_words: heap} = limits, history, acc) do
+  defp batch(module, inputs, %{timeout_ms: timeout, heap_words: heap} = limits, history, index, emit) do
     parent = self()
     ref = make_ref()
     body = fn -> batch_body(parent, ref, module, inputs, history) end
@@ -29,39 +31,42 @@ defmodule Fieldline.Runner do
     {pid, mref} =
       :erlang.spawn_opt(body, [:monitor, {:max_heap_size, %{size: heap, kill: true, error_logger: false}}])
 
-    collect(module, inputs, limits, history, acc, {pid, mref, ref, timeout, heap})
+    collect(module, inputs, limits, history, index, emit, {pid, mref, ref, timeout, heap})
   end
 
-  defp collect(module, [{_payload, meta} | rest] = inputs, limits, history, acc, {pid, mref, ref, timeout, heap} = run) do
+  defp collect(module, [{_payload, meta} | rest] = inputs, limits, history, index, emit, run) do
+    {pid, mref, ref, timeout, heap} = run
+
     receive do
       {^ref, outcome} ->
-        collect(module, rest, limits, remember(history, outcome, meta), [outcome | acc], run)
+        emit.(index, outcome)
+        collect(module, rest, limits, remember(history, outcome, meta), index + 1, emit, run)
 
       {:DOWN, ^mref, :process, _, :normal} ->
         # Finished; any outcome still in the mailbox was received above (messages stay ordered).
-        batch(module, inputs, limits, history, acc)
+        batch(module, inputs, limits, history, index, emit)
 
       {:DOWN, ^mref, :process, _, :killed} ->
-        failed = {:error, :memory_limit, "parse exceeded its heap limit of #{heap} words", []}
-        batch(module, rest, limits, history, [failed | acc])
+        emit.(index, {:error, :memory_limit, "parse exceeded its heap limit of #{heap} words", []})
+        batch(module, rest, limits, history, index + 1, emit)
 
       {:DOWN, ^mref, :process, _, reason} ->
-        failed = {:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []}
-        batch(module, rest, limits, history, [failed | acc])
+        emit.(index, {:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []})
+        batch(module, rest, limits, history, index + 1, emit)
     after
       timeout ->
         Process.exit(pid, :kill)
         Process.demonitor(mref, [:flush])
         flush_batch(ref)
-        failed = {:error, :timeout, "parse took longer than #{timeout} ms", []}
-        batch(module, rest, limits, history, [failed | acc])
+        emit.(index, {:error, :timeout, "parse took longer than #{timeout} ms", []})
+        batch(module, rest, limits, history, index + 1, emit)
     end
   end
 
-  defp collect(_module, [], _limits, _history, acc, {_pid, mref, ref, _, _}) do
+  defp collect(_module, [], _limits, _history, _index, _emit, {_pid, mref, ref, _, _}) do
     Process.demonitor(mref, [:flush])
     flush_batch(ref)
-    Enum.reverse(acc)
+    :ok
   end
 
   defp flush_batch(ref) do

@@ -1,19 +1,28 @@
 defmodule Fieldline.Worker do
   @moduledoc """
-  The program inside each sandboxed BEAM. It reads requests from fd 0 and writes answers to fd 1,
-  each an Erlang term (term_to_binary) in a frame with a 4-byte big-endian length. Requests:
+  The program inside each sandboxed BEAM. It reads requests from fd 3 and writes answers to fd 4
+  (a pair of its own: stdout and stderr only reach the host's log ring, so nothing a parser prints
+  can pose as a frame), each an Erlang term (term_to_binary) in a frame with a 4-byte big-endian
+  length. Requests:
 
     {:ping}                                              -> {:pong, stats}
     {:check, source}                                     -> {:checked, :ok | {:error, [{line, msg}]}}
-    {:parse, key, source, limits, last_readings, packets} -> {:results, [outcome], stats}
+    {:parse, key, source, limits, last_readings, packets} -> {:ready}, then {:outcome, i, outcome}
+                                                            for each packet as it finishes, then
+                                                            {:done, stats}
                                                             | {:rejected, [{line, msg}], stats}
     {:test, key, source, limits}                         -> {:tested, report, stats} | {:rejected, ...}
+
+  Outcomes stream one frame per packet so that the host can hold each packet to its own deadline
+  and, when it must stop the worker, knows which packet was running.
 
   Packets and readings arrive as maps with string keys (`payload`, `payload_encoding`, `meta`,
   `transceived_at` in µs, `packet_type`, `device_id`, `id`). An outcome is `{:ok, readings, logs}` or
   `{:error, kind, message, logs}`. `stats` (`atoms`, `memory`) let the host recycle a worker whose
   atom table or memory grows.
   """
+
+  @atoms_per_call 10_000
 
   # Started with `-s Elixir.Fieldline.Worker main`, which init calls in its own process during boot:
   # the loop runs elsewhere so that boot completes (anything that later waits on init would hang).
@@ -25,7 +34,7 @@ defmodule Fieldline.Worker do
       # Never serve without the post-boot lockdown (no exec, fork or new sockets).
       case Fieldline.Lockdown.lock() do
         :ok ->
-          port = Port.open({:fd, 0, 1}, [:binary, {:packet, 4}, :eof])
+          port = Port.open({:fd, 3, 4}, [:binary, {:packet, 4}, :eof])
           loop(port)
 
         error ->
@@ -58,14 +67,14 @@ defmodule Fieldline.Worker do
   defp loop(port) do
     receive do
       {^port, {:data, frame}} ->
-        answer =
-          try do
-            frame |> :erlang.binary_to_term() |> handle()
-          rescue
-            e -> {:error, :protocol, Exception.message(e)}
-          end
+        emit = fn term -> Port.command(port, :erlang.term_to_binary(term)) end
 
-        Port.command(port, :erlang.term_to_binary(answer))
+        try do
+          frame |> :erlang.binary_to_term([:safe]) |> handle(emit)
+        rescue
+          e -> emit.({:error, :protocol, Exception.message(e)})
+        end
+
         loop(port)
 
       {^port, :eof} ->
@@ -75,30 +84,37 @@ defmodule Fieldline.Worker do
 
   defp stats, do: %{atoms: :erlang.system_info(:atom_count), memory: :erlang.memory(:total)}
 
-  def handle({:ping}), do: {:pong, stats()}
+  @doc "Answers one request through `emit` (called once per frame)."
+  def handle({:ping}, emit), do: emit.({:pong, stats()})
 
-  def handle({:check, source}), do: {:checked, Fieldline.Compiler.check(source)}
+  def handle({:check, source}, emit), do: emit.({:checked, Fieldline.Compiler.check(source)})
 
-  def handle({:parse, key, source, limits, last_readings, packets}) do
+  def handle({:parse, key, source, limits, last_readings, packets}, emit) do
     case Fieldline.Compiler.load(key, source) do
       {:ok, module} ->
+        emit.({:ready})
         history = Enum.map(last_readings, &stored_reading/1)
+        Process.put(:fieldline_atom_budget, @atoms_per_call)
         inputs = Enum.map(packets, &parser_input/1)
-        {:results, Fieldline.Runner.parse_batch(module, inputs, limits(limits), history), stats()}
+        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcome ->
+          emit.({:outcome, index, outcome})
+        end)
+
+        emit.({:done, stats()})
 
       {:error, problems} ->
-        {:rejected, problems, stats()}
+        emit.({:rejected, problems, stats()})
     end
   end
 
-  def handle({:test, key, source, limits}) do
+  def handle({:test, key, source, limits}, emit) do
     case Fieldline.Compiler.load(key, source) do
-      {:ok, module} -> {:tested, Fieldline.TestVectors.run(module, limits(limits)), stats()}
-      {:error, problems} -> {:rejected, problems, stats()}
+      {:ok, module} -> emit.({:tested, Fieldline.TestVectors.run(module, limits(limits)), stats()})
+      {:error, problems} -> emit.({:rejected, problems, stats()})
     end
   end
 
-  def handle(other), do: {:error, :protocol, "unknown request #{inspect(other, limit: 3)}"}
+  def handle(other, emit), do: emit.({:error, :protocol, "unknown request #{inspect(other, limit: 3)}"})
 
   defp limits(%{"timeout_ms" => t, "heap_words" => h}) when is_integer(t) and is_integer(h),
     do: %{timeout_ms: t, heap_words: h}
@@ -126,7 +142,9 @@ defmodule Fieldline.Worker do
   end
 
   # JSON object keys that look like identifiers become atoms (parsers write meta.meta.frame_port);
-  # others stay strings. The host recycles a worker whose atom count grows too far.
+  # others stay strings. Atoms are never collected, so a call may create at most @atoms_per_call new
+  # ones (keys past that stay strings) and the host recycles a worker whose atom count grows past
+  # its bound, far below the VM's limit.
   defp atomize_keys(%{} = map) do
     Map.new(map, fn {k, v} -> {atom_key(k), atomize_keys(v)} end)
   end
@@ -135,10 +153,24 @@ defmodule Fieldline.Worker do
   defp atomize_keys(other), do: other
 
   defp atom_key(<<c, rest::binary>> = k) when byte_size(k) <= 64 and (c in ?a..?z or c in ?A..?Z or c == ?_) do
-    if identifier_tail?(rest), do: String.to_atom(k), else: k
+    if identifier_tail?(rest), do: bounded_atom(k), else: k
   end
 
   defp atom_key(k), do: k
+
+  defp bounded_atom(k) do
+    String.to_existing_atom(k)
+  rescue
+    ArgumentError ->
+      case Process.get(:fieldline_atom_budget, 0) do
+        n when n > 0 ->
+          Process.put(:fieldline_atom_budget, n - 1)
+          String.to_atom(k)
+
+        _ ->
+          k
+      end
+  end
 
   defp identifier_tail?(<<>>), do: true
 

@@ -15,9 +15,8 @@ namespace fl::testing {
 inline sandbox::worker_pool& shared_pool() {
   static std::unique_ptr<sandbox::worker_pool> pool = [] {
     sandbox::pool_config config;
-    config.workers = 2;
+    config.max_workers = 4;
     config.max_workers_per_mandate = 1;
-    config.worker.require_namespaces = true;
     return std::make_unique<sandbox::worker_pool>(config);
   }();
   return *pool;

@@ -1,5 +1,6 @@
-// The process layer on its own: raw Erlang run in a sandboxed worker, with no allow-list in the
-// way, tries to write a file, reach the network, run a shell command and read a root-only file.
+// The process layer on its own: raw Erlang run in a real sandboxed worker, with no language check in
+// the way, tries to write, reach the network, run a command and read the host's files, processes,
+// data and sources. Each attempt is its own test.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -7,12 +8,15 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include "sandbox/seccomp_filter.hpp"
 #include "sandbox/worker_pool.hpp"
 #include "sandbox/worker_process.hpp"
+#include "support/source_path.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fl::testing {
@@ -41,91 +45,127 @@ struct listener {
   }
 };
 
-// What the probe printed to stderr, once it says RESULT (or after 10 s).
+// What the probe printed (stdout and stderr reach the same ring), once it says RESULT (or after 20 s).
 std::string wait_for_result(sandbox::worker_process& worker) {
   std::string out;
-  for (int i = 0; i < 200 && out.find("RESULT") == std::string::npos; ++i) {
+  for (int i = 0; i < 400 && out.find("RESULT") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     out = worker.stderr_tail();
   }
   return out;
 }
+
+// Runs `expression` (Erlang, binding R) in a worker laid out exactly as the pool lays out its
+// workers, and returns what it printed.
+std::string probe(const std::string& expression) {
+  auto config = sandbox::runtime_worker_config(sandbox::default_runtime_ebin());
+  config.entry = {"-eval", expression + " io:format(standard_error, \"RESULT ~p~n\", [R]), timer:sleep(100), halt(0)."};
+  auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
+  return wait_for_result(*worker);
+}
+
+std::string quoted(const std::string& text) {
+  return "\"" + text + "\"";
+}
 }  // namespace
 
-TEST(sandbox_layers, raw_code_in_a_worker_cannot_write_connect_exec_or_read_secrets) {
-  temp_dir dir;
-  ::chmod(dir.path().c_str(), 0555);
+TEST(sandbox_layers, raw_code_cannot_write_a_file) {
+  const std::string target = "/tmp/fieldline-escape-write-" + std::to_string(::getpid());
+  const auto out = probe("R = file:write_file(" + quoted(target) + ", <<\"x\">>),");
+  EXPECT_NE(out.find("RESULT {error,"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(target));
+}
+
+TEST(sandbox_layers, raw_code_cannot_connect_to_the_host_network) {
   listener net;
-  const std::string written = "/tmp/fieldline-escape-write-" + std::to_string(::getpid());
-  const std::string touched = "/tmp/fieldline-escape-cmd-" + std::to_string(::getpid());
-  const std::string probe = "R = [{write, file:write_file(\"" + written +
-                            "\", <<\"x\">>)},"
-                            " {connect, gen_tcp:connect({127,0,0,1}, " +
-                            std::to_string(net.port) +
-                            ", [], 2000)},"
-                            " {cmd, os:cmd(\"touch " +
-                            touched +
-                            "; echo ran\")},"
-                            " {shadow, file:read_file(\"/etc/shadow\")}],"
-                            " io:format(standard_error, \"RESULT ~p~n\", [R]), timer:sleep(100), erlang:halt(0).";
-
-  sandbox::worker_config config;
-  config.bindir = sandbox::find_bindir(config.erlang_root);
-  config.empty_dir = dir.path();
-  config.require_namespaces = true;
-  config.entry = {"-eval", probe};
-  auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
-
-  const std::string out = wait_for_result(*worker);
-  ASSERT_NE(out.find("RESULT"), std::string::npos) << out;
-  EXPECT_NE(out.find("{write,{error,"), std::string::npos) << out;
-  EXPECT_NE(out.find("{connect,{error,"), std::string::npos) << out;
-  if (::geteuid() == 0) {  // dropped to nobody: root-only files are out of reach
-    EXPECT_NE(out.find("{shadow,{error,eacces}}"), std::string::npos) << out;
-  }
-  EXPECT_FALSE(std::filesystem::exists(written));
-  EXPECT_FALSE(std::filesystem::exists(touched));
+  const auto out = probe("R = gen_tcp:connect({127,0,0,1}, " + std::to_string(net.port) + ", [], 2000),");
+  EXPECT_NE(out.find("RESULT {error,"), std::string::npos) << out;
   EXPECT_FALSE(net.someone_connected());
 }
 
+TEST(sandbox_layers, raw_code_cannot_run_a_command) {
+  const std::string touched = "/tmp/fieldline-escape-cmd-" + std::to_string(::getpid());
+  const auto out = probe("R = os:cmd(\"touch " + touched + "; echo ran\"),");
+  EXPECT_EQ(out.find("ran"), std::string::npos) << out;
+  EXPECT_FALSE(std::filesystem::exists(touched));
+}
+
+TEST(sandbox_layers, raw_code_reads_no_host_secrets) {
+  const auto out = probe(
+      "R = [file:read_file(\"/etc/passwd\"), file:read_file(\"/etc/shadow\"), file:read_file(\"/root/.bashrc\")],");
+  EXPECT_NE(out.find("RESULT [{error,enoent},{error,enoent},{error,enoent}]"), std::string::npos) << out;
+}
+
+TEST(sandbox_layers, raw_code_sees_no_sources_or_data_directory) {
+  const auto sources = source_path("CMakeLists.txt").string();
+  const auto data = std::filesystem::current_path().string();
+  const auto out = probe("R = [file:read_file(" + quoted(sources) + "), file:list_dir(" + quoted(data) + ")],");
+  EXPECT_NE(out.find("RESULT [{error,enoent},{error,enoent}]"), std::string::npos) << out;
+}
+
+TEST(sandbox_layers, the_root_holds_only_the_runtime) {
+  const auto out = probe("{ok, L} = file:list_dir(\"/\"), R = lists:sort(L),");
+  EXPECT_NE(out.find("RESULT [\"dev\",\"fieldline\",\"lib\",\"lib64\",\"usr\"]"), std::string::npos) << out;
+  const auto usr =
+      probe("{ok, L} = file:list_dir(\"/usr\"), {ok, S} = file:list_dir(\"/usr/share\"), R = {lists:sort(L), S},");
+  EXPECT_NE(usr.find("RESULT {[\"lib\",\"lib64\",\"share\"],[\"zoneinfo\"]}"), std::string::npos) << usr;
+}
+
+TEST(sandbox_layers, the_root_is_read_only) {
+  const auto out = probe("R = [file:make_dir(\"/x\"), file:write_file(\"/fieldline/ebin/x\", <<>>)],");
+  EXPECT_NE(out.find("RESULT [{error,"), std::string::npos) << out;
+  EXPECT_EQ(out.find(",ok"), std::string::npos) << out;
+}
+
+TEST(sandbox_layers, no_tmp_and_no_proc_of_other_processes) {
+  const auto out =
+      probe("R = [file:list_dir(\"/tmp\"), file:list_dir(\"/proc\"), file:read_file(\"/proc/1/environ\")],");
+  EXPECT_NE(out.find("RESULT [{error,enoent},{error,enoent},{error,enoent}]"), std::string::npos) << out;
+}
+
+TEST(sandbox_layers, the_worker_is_pid_1_of_its_own_pid_namespace) {
+  const auto out = probe("R = os:getpid(),");
+  EXPECT_NE(out.find("RESULT \"1\""), std::string::npos) << out;
+}
+
+TEST(sandbox_layers, a_worker_leaves_nothing_on_the_host_disk) {
+  auto listing = [] {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+      names.insert(e.path().filename().string());
+    return names;
+  };
+  const auto before = listing();
+  {
+    sandbox::pool_config config;
+    sandbox::worker_pool pool(config);
+    auto out =
+        pool.check("x", "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: []\nend\n");
+    ASSERT_TRUE(out.ok);
+    // While a worker runs, its root exists only in its own mount namespace.
+    std::set<std::string> during = listing();
+    for (const auto& name : during) EXPECT_TRUE(before.contains(name) || !name.starts_with("fieldline")) << name;
+  }
+  const auto after = listing();
+  for (const auto& name : after) EXPECT_TRUE(before.contains(name) || !name.starts_with("fieldline")) << name;
+}
+
 TEST(sandbox_layers, a_failing_setup_step_aborts_the_start) {
-  sandbox::worker_config config;
-  config.bindir = sandbox::find_bindir(config.erlang_root);
-  config.empty_dir = "/nonexistent/fieldline";  // chdir fails
+  auto config = sandbox::runtime_worker_config(sandbox::default_runtime_ebin());
+  config.mounts.push_back({"/nonexistent/fieldline", "/nonexistent"});
   try {
     auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
-    FAIL() << "a worker started without its working directory";
+    FAIL() << "a worker started without its root";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("empty working directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("read-only bind mounts"), std::string::npos) << e.what();
   }
 }
 
-}  // namespace fl::testing
-
-namespace fl::testing {
-
 TEST(sandbox_layers, after_the_lockdown_no_socket_can_be_opened) {
-  // The runtime (with the lockdown NIF) copied where `nobody` can read it, as the pool does.
-  temp_dir dir;
-  const auto ebin = dir.path() / "ebin";
-  sandbox::install_runtime(sandbox::default_runtime_ebin(), ebin);
-  std::filesystem::create_directories(dir.path() / "empty");
-  ::chmod(dir.path().c_str(), 0755);
-  ::chmod((dir.path() / "empty").c_str(), 0555);
-
-  sandbox::worker_config config;
-  config.bindir = sandbox::find_bindir(config.erlang_root);
-  config.empty_dir = dir.path() / "empty";
-  config.require_namespaces = true;
-  config.code_paths = {"/usr/lib/elixir/lib/elixir/ebin", ebin};
-  config.entry = {"-eval",
-                  "Before = gen_udp:open(0), ok = 'Elixir.Fieldline.Lockdown':lock(), "
-                  "R = [{udp_before, element(1, Before)}, {udp_after, gen_udp:open(0)}, "
-                  "{unix_after, gen_tcp:listen(0, [{ifaddr, {local, <<\"/tmp/fieldline-lockdown\">>}}])}], "
-                  "io:format(standard_error, \"RESULT ~p~n\", [R]), timer:sleep(100), erlang:halt(0)."};
-  auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
-  const std::string out = wait_for_result(*worker);
-  ASSERT_NE(out.find("RESULT"), std::string::npos) << out;
+  const auto out = probe(
+      "Before = gen_udp:open(0), ok = 'Elixir.Fieldline.Lockdown':lock(), "
+      "R = [{udp_before, element(1, Before)}, {udp_after, gen_udp:open(0)}, "
+      "{unix_after, gen_tcp:listen(0, [{ifaddr, {local, <<\"/x\">>}}])}],");
   EXPECT_NE(out.find("{udp_after,{error,eperm}}"), std::string::npos) << out;
   EXPECT_NE(out.find("{unix_after,{error,eperm}}"), std::string::npos) << out;
 }

@@ -1,0 +1,154 @@
+#include "sandbox/protocol.hpp"
+
+#include <boost/json.hpp>
+
+namespace fl::sandbox::protocol {
+
+namespace json = boost::json;
+
+std::string text_of(const etf::term* t) {
+  if (!t) return {};
+  if (const auto* b = t->as_binary()) return *b;
+  if (const auto* a = std::get_if<etf::atom>(&t->value)) return a->name == "nil" ? "" : a->name;
+  if (const auto* i = t->as_int()) return std::to_string(*i);
+  return {};
+}
+
+std::vector<std::string> lines_of(const etf::term* t) {
+  std::vector<std::string> out;
+  if (const auto* l = t ? t->as_list() : nullptr) {
+    for (const auto& item : *l) out.push_back(text_of(&item));
+  }
+  return out;
+}
+
+problem_list problems_of(const etf::term* t) {
+  problem_list out;
+  if (const auto* l = t ? t->as_list() : nullptr) {
+    for (const auto& item : *l) {
+      const auto* tup = item.as_tuple();
+      if (!tup || tup->items.size() != 2) continue;
+      std::optional<int> line;
+      if (const auto* i = tup->items[0].as_int()) line = static_cast<int>(*i);
+      out.emplace_back(line, text_of(&tup->items[1]));
+    }
+  }
+  return out;
+}
+
+std::string describe(const problem_list& problems) {
+  std::string out;
+  for (const auto& [line, message] : problems) {
+    if (!out.empty()) out += "; ";
+    out += (line ? "line " + std::to_string(*line) + ": " : std::string()) + message;
+  }
+  return out;
+}
+
+const etf::tuple* tagged(const std::optional<etf::term>& t, std::string_view tag, std::size_t size) {
+  const auto* tup = t ? t->as_tuple() : nullptr;
+  return tup && tup->items.size() == size && tup->items[0].is_atom(tag) ? tup : nullptr;
+}
+
+namespace {
+
+std::optional<outcome_kind> kind_of(const etf::term& t) {
+  for (auto k : {outcome_kind::parse_error, outcome_kind::timeout, outcome_kind::memory_limit, outcome_kind::crashed})
+    if (t.is_atom(outcome_name(k))) return k;
+  return std::nullopt;
+}
+
+etf::term limits_term(const parse_limits& limits) {
+  return etf::map{{etf::make_binary("timeout_ms"), etf::term(std::int64_t{limits.timeout_ms})},
+                  {etf::make_binary("heap_words"), etf::term(limits.heap_words)}};
+}
+
+etf::term packet_term(const packet_input& p) {
+  etf::map m;
+  m.emplace_back(etf::make_binary("id"), etf::make_binary(p.id));
+  m.emplace_back(etf::make_binary("device_id"), etf::make_binary(p.device_id));
+  m.emplace_back(etf::make_binary("payload_encoding"), etf::make_binary(p.payload_encoding));
+  etf::term payload = etf::make_atom("nil");
+  if (p.payload_encoding == "json") payload = etf::from_json(p.json_payload);
+  if (p.payload_encoding == "binary" || p.payload_encoding == "utf8") payload = etf::make_binary(p.binary_payload);
+  m.emplace_back(etf::make_binary("payload"), std::move(payload));
+  m.emplace_back(etf::make_binary("meta"), etf::from_json(p.meta));
+  m.emplace_back(etf::make_binary("transceived_at"), etf::term(p.transceived_at));
+  m.emplace_back(etf::make_binary("packet_type"),
+                 p.packet_type ? etf::make_binary(*p.packet_type) : etf::make_atom("nil"));
+  return etf::term(std::move(m));
+}
+
+}  // namespace
+
+parse_outcome outcome_of(const etf::term& t) {
+  parse_outcome out;
+  const auto* tup = t.as_tuple();
+  if (tup && tup->items.size() == 3 && tup->items[0].is_atom("ok") && tup->items[1].as_list()) {
+    for (const auto& r : *tup->items[1].as_list()) {
+      reading rd;
+      if (const auto* d = r.find("data")) rd.data = etf::to_json(*d);
+      if (!rd.data.is_object()) rd.data = json::object{};
+      if (const auto* m = r.find("measured_at"); m && m->as_int()) rd.measured_at = *m->as_int();
+      if (const auto* loc = r.find("location"); loc && loc->as_list() && loc->as_list()->size() == 2) {
+        auto coord = [](const etf::term& c) -> std::optional<double> {
+          if (const auto* i = c.as_int()) return static_cast<double>(*i);
+          if (const auto* d = std::get_if<double>(&c.value)) return *d;
+          return std::nullopt;
+        };
+        auto lon = coord((*loc->as_list())[0]), lat = coord((*loc->as_list())[1]);
+        if (lon && lat) rd.location = std::pair{*lon, *lat};
+      }
+      if (const auto* f = r.find("fields")) rd.fields = etf::to_json(*f);
+      out.readings.push_back(std::move(rd));
+    }
+    out.logs = lines_of(&tup->items[2]);
+    return out;
+  }
+  if (tup && tup->items.size() == 4 && tup->items[0].is_atom("error")) {
+    out.kind = kind_of(tup->items[1]).value_or(outcome_kind::protocol_error);
+    out.message = text_of(&tup->items[2]);
+    out.logs = lines_of(&tup->items[3]);
+    return out;
+  }
+  out.kind = outcome_kind::protocol_error;
+  out.message = "worker answered with an unexpected outcome";
+  return out;
+}
+
+std::optional<parse_outcome> outcome_frame(const etf::term& frame, std::size_t expected_index) {
+  const auto* tup = frame.as_tuple();
+  if (!tup || tup->items.size() != 3 || !tup->items[0].is_atom("outcome")) return std::nullopt;
+  const auto* index = tup->items[1].as_int();
+  if (!index || *index != static_cast<std::int64_t>(expected_index)) return std::nullopt;
+  return outcome_of(tup->items[2]);
+}
+
+std::string ping_request() {
+  return etf::encode(etf::make_tuple({etf::make_atom("ping")}));
+}
+
+std::string check_request(const std::string& source) {
+  return etf::encode(etf::make_tuple({etf::make_atom("check"), etf::make_binary(source)}));
+}
+
+std::string test_request(const parser_code& code, const parse_limits& limits) {
+  return etf::encode(etf::make_tuple(
+      {etf::make_atom("test"), etf::make_binary(code.key()), etf::make_binary(code.source), limits_term(limits)}));
+}
+
+std::string parse_request(const parser_code& code, const parse_limits& limits,
+                          const std::vector<stored_reading>& history, std::span<const packet_input> packets) {
+  etf::list readings;
+  for (const auto& r : history) {
+    readings.push_back(etf::map{{etf::make_binary("data"), etf::from_json(r.data)},
+                                {etf::make_binary("measured_at"), etf::term(r.measured_at)}});
+  }
+  etf::list items;
+  for (const auto& p : packets) items.push_back(packet_term(p));
+  return etf::encode(
+      etf::make_tuple({etf::make_atom("parse"), etf::make_binary(code.key()), etf::make_binary(code.source),
+                       limits_term(limits), etf::term(std::move(readings)), etf::term(std::move(items))}));
+}
+
+}  // namespace fl::sandbox::protocol

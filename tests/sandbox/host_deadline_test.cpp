@@ -1,0 +1,112 @@
+// The host owns time and the channel, proven with raw Erlang that speaks the worker protocol as an
+// attacker with code execution in the worker would: it raises its priority and spins, sends frames
+// nobody asked for, or garbage. Whatever runs inside, the host stops the worker at the packet's
+// deadline plus the grace, charges only the packet in progress and retries the rest on a fresh one.
+#include "sandbox_fixture.hpp"
+
+namespace fl::testing {
+
+using sandbox::outcome_kind;
+
+namespace {
+
+const char* const any_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(_, _), do: []
+end
+)";
+
+// A worker program: answers ping, and on a parse request runs `on_parse` with P (the port) bound.
+// Each fresh worker answers its first packet properly, then misbehaves on the second.
+std::vector<std::string> rogue(const std::string& on_parse) {
+  const std::string program =
+      "spawn(fun() -> P = open_port({fd,3,4}, [binary, {packet,4}, eof]), "
+      "Send = fun(T) -> port_command(P, term_to_binary(T)) end, "
+      "(fun Loop() -> receive {P, {data, B}} -> case binary_to_term(B) of "
+      "{ping} -> Send({pong, #{}}), Loop(); "
+      "{parse, _, _, _, _, _} -> Send({ready}), Send({outcome, 0, {ok, [], []}}), " +
+      on_parse + " end end end)() end).";
+  return {"-eval", program};
+}
+
+std::unique_ptr<sandbox::worker_pool> pool_running(const std::string& on_parse) {
+  sandbox::pool_config config;
+  config.max_workers = 2;
+  config.deadline_grace = std::chrono::milliseconds(200);
+  auto entry = rogue(on_parse);
+  config.entry_for = [entry](const std::string&) { return entry; };
+  return std::make_unique<sandbox::worker_pool>(config);
+}
+
+std::vector<sandbox::parse_outcome> parse_three(sandbox::worker_pool& pool) {
+  std::vector<sandbox::packet_input> batch = {binary_packet("a"), binary_packet("b"), binary_packet("c")};
+  return pool.parse("m", {any_parser}, {.timeout_ms = 100}, {}, batch);
+}
+
+}  // namespace
+
+TEST(host_deadline, a_worker_spinning_at_max_priority_is_killed_and_only_the_culprit_charged) {
+  // After answering packet 0 (and letting the port flush), the worker's only scheduler spins at
+  // max priority: nothing inside the VM could ever stop it.
+  auto pool =
+      pool_running("receive after 50 -> ok end, process_flag(priority, max), (fun Spin(N) -> Spin(N + 1) end)(0)");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
+  EXPECT_EQ(out[1].kind, outcome_kind::timeout) << out[1].message;
+  EXPECT_NE(out[1].message.find("deadline"), std::string::npos) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok) << out[2].message;  // retried on a fresh worker
+  EXPECT_GE(pool->workers_killed(), 1u);
+  EXPECT_EQ(pool->workers_started(), 2u);
+}
+
+TEST(host_deadline, a_frame_with_the_wrong_index_is_rejected) {
+  auto pool = pool_running("Send({outcome, 7, {ok, [#{<<\"data\">> => #{<<\"forged\">> => true}}], []}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, outcome_kind::ok);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_TRUE(out[1].readings.empty());
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, a_frame_of_the_wrong_type_is_rejected) {
+  auto pool = pool_running("Send({pong, #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, garbage_on_the_channel_is_rejected) {
+  auto pool = pool_running("port_command(P, <<\"not a term at all\">>), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, a_worker_that_dies_mid_batch_charges_only_the_packet_in_progress) {
+  auto pool = pool_running("halt(1)");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, outcome_kind::ok);
+  EXPECT_EQ(out[1].kind, outcome_kind::crashed) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, frames_left_over_from_an_earlier_call_are_rejected) {
+  // The worker answers in full, then appends a frame for the next call to find first.
+  auto pool = pool_running(
+      "Send({outcome, 1, {ok, [], []}}), Send({outcome, 2, {ok, [], []}}), Send({done, #{}}), "
+      "Send({outcome, 0, {ok, [], []}}), Loop()");
+  auto first = parse_three(*pool);
+  for (const auto& o : first) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
+  const auto started = pool->workers_started();
+  auto second = parse_three(*pool);
+  for (const auto& o : second) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
+  EXPECT_GT(pool->workers_started(), started);  // the poisoned worker was replaced, not believed
+}
+
+}  // namespace fl::testing
