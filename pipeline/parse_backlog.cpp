@@ -16,13 +16,22 @@ void parse_backlog::move_to(device_ref d, device_state& s, place where) {
     gathering_.erase({s.first_queued, d});
     quiet_.erase({s.last_queued, d});
   }
-  if (s.where == place::ready) ready_.erase(s.at);
+  if (s.where == place::ready) {
+    auto& list = ready_.at(d.first);
+    list.erase(s.at);
+    if (list.empty()) ready_.erase(d.first);
+  }
+  if (s.where == place::deferred) deferred_.erase({s.deferred_until, d});
   s.where = where;
   if (where == place::gathering) {
     gathering_.insert({s.first_queued, d});
     quiet_.insert({s.last_queued, d});
   }
-  if (where == place::ready) s.at = ready_.insert(ready_.end(), d);
+  if (where == place::ready) {
+    auto& list = ready_[d.first];
+    s.at = list.insert(list.end(), d);
+  }
+  if (where == place::deferred) deferred_.insert({s.deferred_until, d});
 }
 
 void parse_backlog::forget_if_drained(device_ref d, device_state& s) {
@@ -45,8 +54,8 @@ void parse_backlog::add(const pending_parse& p, micros queued_at) {
   if (s.where == place::none) {
     s.first_queued = s.last_queued = queued_at;
     move_to(d, s, full ? place::ready : place::gathering);
-  } else if (s.where == place::gathering) {
-    move_to(d, s, place::none);  // re-placed with its new times
+  } else if (s.where == place::gathering) {  // (ready and deferred devices stay where they are)
+    move_to(d, s, place::none);              // re-placed with its new times
     s.first_queued = std::min(s.first_queued, queued_at);
     s.last_queued = std::max(s.last_queued, queued_at);
     move_to(d, s, full ? place::ready : place::gathering);
@@ -73,7 +82,11 @@ storage::result<void> parse_backlog::load() {
 }
 
 storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<device_ref>& busy, micros now,
-                                                                micros* ripe_at) {
+                                                                micros* ripe_at, const policy& choose) {
+  while (!deferred_.empty() && deferred_.begin()->first <= now) {
+    const device_ref d = deferred_.begin()->second;
+    move_to(d, devices_.at(d), place::ready);
+  }
   while (!gathering_.empty() && gathering_.begin()->first <= now - timing_.linger) {
     const device_ref d = gathering_.begin()->second;
     move_to(d, devices_.at(d), place::ready);
@@ -82,21 +95,36 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
     const device_ref d = quiet_.begin()->second;
     move_to(d, devices_.at(d), place::ready);
   }
-  const auto chosen =
-      std::find_if(ready_.begin(), ready_.end(), [&](const device_ref& d) { return !busy.contains(d); });
-  if (chosen == ready_.end()) {
-    if (ripe_at && !gathering_.empty())
-      *ripe_at = std::min(gathering_.begin()->first + timing_.linger, quiet_.begin()->first + timing_.quiet);
+  // The lowest-ranked mandate with a device nobody works on; its first such device.
+  std::optional<device_ref> chosen;
+  double best = 0;
+  for (const auto& [mandate, list] : ready_) {
+    const auto free = std::find_if(list.begin(), list.end(), [&](const device_ref& d) { return !busy.contains(d); });
+    if (free == list.end()) continue;
+    const double rank = choose.rank ? choose.rank(mandate) : 0.0;
+    if (!chosen || rank < best ||
+        (rank == best && devices_.at(*free).first_queued < devices_.at(*chosen).first_queued)) {
+      chosen = *free;
+      best = rank;
+    }
+  }
+  if (!chosen) {
+    if (ripe_at) {
+      if (!gathering_.empty())
+        *ripe_at = std::min(gathering_.begin()->first + timing_.linger, quiet_.begin()->first + timing_.quiet);
+      if (!deferred_.empty()) *ripe_at = std::min(*ripe_at, deferred_.begin()->first);
+    }
     return std::vector<pending_parse>{};
   }
   const device_ref d = *chosen;
   auto& s = devices_.at(d);
+  const std::size_t want = std::clamp<std::size_t>(choose.limit ? choose.limit(d.first) : batch_size_, 1, batch_size_);
   std::vector<pending_parse> items;
   if (s.overflow) {
     // One more than a batch tells whether the store still has entries this copy does not.
-    auto stored = store_.of_device(d.first, d.second, batch_size_ + 1);
+    auto stored = store_.of_device(d.first, d.second, want + 1);
     if (!stored) return stored.error();
-    const bool more = stored->size() > batch_size_;
+    const bool more = stored->size() > want;
     if (more) stored->pop_back();
     for (const auto& p : *stored) entries_ -= s.entries.erase({p.transceived_at, p.packet});
     if (!more) {  // everything the store has was just read: what is left here is stale
@@ -107,7 +135,7 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
     items = std::move(*stored);
   } else {
     auto end = s.entries.begin();
-    std::advance(end, std::min(batch_size_, s.entries.size()));
+    std::advance(end, std::min(want, s.entries.size()));
     for (auto it = s.entries.begin(); it != end; ++it)
       items.push_back({d.first, d.second, it->transceived_at, it->packet});
     entries_ -= items.size();
@@ -121,8 +149,18 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
   }
   // Only a device whose stored entries were all gone meanwhile yields nothing; it is forgotten now,
   // so looking again makes progress.
-  if (items.empty()) return take(busy, now, ripe_at);
+  if (items.empty()) return take(busy, now, ripe_at, choose);
   return items;
+}
+
+void parse_backlog::defer(const std::vector<pending_parse>& items, micros until) {
+  if (items.empty()) return;
+  for (const auto& p : items) add(p, 0);
+  const device_ref d{items.front().mandate, items.front().device};
+  auto& s = devices_.at(d);
+  move_to(d, s, place::none);
+  s.deferred_until = until;
+  move_to(d, s, place::deferred);
 }
 
 void parse_backlog::put_back(const std::vector<pending_parse>& items) {

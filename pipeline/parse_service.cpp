@@ -1,6 +1,7 @@
 #include "pipeline/parse_service.hpp"
 
-#include <iostream>
+#include <spdlog/spdlog.h>
+
 #include <limits>
 
 #include "core/thread_name.hpp"
@@ -34,7 +35,8 @@ parse_service::parse_service(storage::records& records, parse_service_config con
       queue_(records.db()),
       backlog_(queue_, config.batch_size, config.backlog_entries,
                {std::chrono::duration_cast<std::chrono::microseconds>(config.linger).count(),
-                std::chrono::duration_cast<std::chrono::microseconds>(config.quiet).count()}) {}
+                std::chrono::duration_cast<std::chrono::microseconds>(config.quiet).count()}),
+      share_(config.fairness) {}
 
 sandbox::worker_pool& parse_service::pool() {
   // Started on first use: a server (or test) that never parses starts no sandbox.
@@ -56,7 +58,7 @@ void parse_service::start() {
   if (!threads_.empty()) return;
   stopping_ = false;
   // What was queued before this start (a restart resumes it); entries added meanwhile stay.
-  if (auto loaded = backlog_.load(); !loaded) std::cerr << "parse queue: " << loaded.error().message << "\n";
+  if (auto loaded = backlog_.load(); !loaded) spdlog::error("parse queue: {}", loaded.error().message);
   for (std::size_t i = 0; i < config_.threads; ++i)
     threads_.emplace_back([this] {
       name_this_thread("fl-parse");
@@ -141,8 +143,19 @@ void parse_service::run() {
       std::unique_lock lock(mutex_);
       if (stopping_) return;
       micros ripe_at = std::numeric_limits<micros>::max();
-      auto next = backlog_.take(claimed_, now_micros(), &ripe_at);
-      if (!next) std::cerr << "parse queue: " << next.error().message << "\n";
+      const micros now = now_micros();
+      // Least recent worker time first; a mandate already on half the threads goes only when no
+      // other mandate has work (so one mandate's slow parser never holds every thread).
+      const std::size_t per_mandate = std::max<std::size_t>(1, config_.threads / 2);
+      parse_backlog::policy choose{
+          [&](const uuid& m) {
+            const auto busy = claimed_by_mandate_.find(m);
+            const bool at_share = busy != claimed_by_mandate_.end() && busy->second >= per_mandate;
+            return share_.usage(m, now) + (at_share ? 1e18 : 0.0);
+          },
+          [&](const uuid& m) { return share_.batch_limit(m, timeout_for(m), config_.batch_size); }};
+      auto next = backlog_.take(claimed_, now, &ripe_at, choose);
+      if (!next) spdlog::error("parse queue: {}", next.error().message);
       if (!next || next->empty()) {
         if (next && ripe_at != std::numeric_limits<micros>::max()) {
           // Packets are gathering: sleep until the next device is ripe (new arrivals only make
@@ -160,13 +173,16 @@ void parse_service::run() {
       }
       items = std::move(*next);
       claimed_.insert({items.front().mandate, items.front().device});
+      ++claimed_by_mandate_[items.front().mandate];
     }
     const storage::device_ref device{items.front().mandate, items.front().device};
     storage::result<void> done;
+    micros deferred_until = 0;
     try {
       storage::readings readings(records_.db());
       auto generation = readings.generation(device.first, device.second);
-      done = generation ? parse_items(device, *generation, items, {}, true) : storage::result<void>(generation.error());
+      done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until)
+                        : storage::result<void>(generation.error());
     } catch (const std::exception& e) {
       // The sandbox could not run at all: a server fault. The packets stay queued.
       done = storage::error{storage::errc::io, std::string("sandbox: ") + e.what()};
@@ -175,11 +191,13 @@ void parse_service::run() {
       // This thread takes the next device itself, so nobody else needs waking (release() is for holds).
       std::lock_guard lock(mutex_);
       if (!done) backlog_.put_back(items);  // still queued in the store: tried again later
+      if (done && deferred_until > 0) backlog_.defer(items, deferred_until);  // its parser is paused
       claimed_.erase(device);
+      if (--claimed_by_mandate_[device.first] == 0) claimed_by_mandate_.erase(device.first);
     }
     changed_.notify_all();  // wait_idle, and claim() of a hold waiting for this device
     if (!done) {
-      std::cerr << "parsing device " << device.second.str() << ": " << done.error().message << "\n";
+      spdlog::error("parsing device {}: {}", device.second.str(), done.error().message);
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });  // back off, retry later
     }
@@ -198,7 +216,7 @@ int parse_service::timeout_for(const uuid& mandate) const {
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
                                                 const std::vector<storage::pending_parse>& items,
                                                 const std::function<void(storage::write_batch&)>& also) {
-  auto done = parse_items(device, generation, items, also, false);
+  auto done = parse_items(device, generation, items, also, false, nullptr);
   if (done) {
     // Their queue entries went with the readings; the working copy must not offer them again.
     std::lock_guard lock(mutex_);
@@ -210,7 +228,7 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
 storage::result<void> parse_service::parse_items(const storage::device_ref& device, std::int64_t generation,
                                                  const std::vector<storage::pending_parse>& items,
                                                  const std::function<void(storage::write_batch&)>& also,
-                                                 bool queued_only) {
+                                                 bool queued_only, micros* deferred_until) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -223,6 +241,14 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     auto found = records_.get({record_kind::parser, mandate, *parser_id});
     if (!found) return found.error();
     parser = std::move(*found);
+    // A paused parser's packets wait (the parse service's own threads only: a reparse is an
+    // operator's explicit request).
+    if (deferred_until) {
+      if (auto pause = share_.paused(mandate, *parser_id, now_micros())) {
+        *deferred_until = pause->until;
+        return {};
+      }
+    }
   }
 
   // What to parse: present packets of this device that want parsing and decode.
@@ -256,7 +282,22 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     }
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_for(mandate);
+    const auto started = std::chrono::steady_clock::now();
     outcomes = pool().parse(mandate.str(), code, limits, history, inputs);
+    const micros took =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
+    share_.charge(mandate, took, inputs.size(), now_micros());
+    std::vector<sandbox::outcome_kind> kinds;
+    for (const auto& o : outcomes) kinds.push_back(o.kind);
+    if (auto pause = share_.record(mandate, *parser_id, kinds, now_micros())) {
+      spdlog::warn("mandate {}: {}", mandate.str(), pause->reason);
+      // The packets whose failures paused the parser say so.
+      for (auto& o : outcomes) {
+        if (o.kind == sandbox::outcome_kind::timeout || o.kind == sandbox::outcome_kind::memory_limit ||
+            o.kind == sandbox::outcome_kind::crashed)
+          o.message += "; " + pause->reason;
+      }
+    }
   }
 
   // Commit: re-read what a request may have changed meanwhile, under the catalog's writer lock.

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/fair_share.hpp"
 #include "pipeline/parse_backlog.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/parse_queue.hpp"
@@ -45,6 +47,7 @@ struct parse_service_config {
   // Queued packets remembered in memory (pipeline/parse_backlog.hpp); past this a device's packets
   // are read from the store instead. ~64 bytes each.
   std::size_t backlog_entries = 500'000;  // default 500,000
+  fair_share_config fairness;             // worker-time shares, call sizing and back-off (fair_share.hpp)
 };
 
 class parse_service {
@@ -85,6 +88,10 @@ class parse_service {
                                                  const std::function<void(storage::write_batch&)>& also = {});
 
   [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
+  // The pause of a parser that kept failing its deadline, while it lasts.
+  [[nodiscard]] std::optional<parser_pause> parser_paused(const uuid& mandate, const uuid& parser) {
+    return share_.paused(mandate, parser, now_micros());
+  }
   // The sandbox workers (started on first use), shared with parser checks.
   sandbox::worker_pool& sandbox_pool() { return pool(); }
 
@@ -95,7 +102,7 @@ class parse_service {
   [[nodiscard]] storage::result<void> parse_items(const storage::device_ref& device, std::int64_t generation,
                                                   const std::vector<storage::pending_parse>& items,
                                                   const std::function<void(storage::write_batch&)>& also,
-                                                  bool queued_only);
+                                                  bool queued_only, micros* deferred_until = nullptr);
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;
@@ -105,6 +112,8 @@ class parse_service {
   parse_service_config config_;
   storage::parse_queue queue_;
   parse_backlog backlog_;  // guarded by mutex_
+  fair_share share_;
+  std::map<uuid, std::size_t> claimed_by_mandate_;  // guarded by mutex_: devices being parsed per mandate
   std::once_flag pool_started_;
   std::unique_ptr<sandbox::worker_pool> pool_;
   std::mutex mutex_;

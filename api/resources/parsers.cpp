@@ -79,6 +79,13 @@ http_response list_parsers(request_context& ctx) {
 http_response show_parser(request_context& ctx) {
   auto doc = load_parser(ctx.records(), ctx.mandate(), ctx.param("parser"));
   if (!doc) return error_response(doc.error());
+  // A parser that kept failing its deadline is paused for a while: say until when and why.
+  if (auto id = uuid::parse(ctx.param("parser"))) {
+    if (auto pause = ctx.app.parsing.parser_paused(ctx.mandate(), *id)) {
+      (*doc)["paused_until"] = format_iso(pause->until);
+      (*doc)["pause_reason"] = pause->reason;
+    }
+  }
   return single_response(*doc);
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "support/temp_dir.hpp"
 
 namespace fl::pipeline {
@@ -195,6 +197,48 @@ TEST_F(parse_backlog_test, a_device_whose_stored_entries_are_gone_is_skipped_not
   ASSERT_TRUE(next);
   ASSERT_EQ(next->size(), 2u);
   EXPECT_EQ(next->front().device, y);
+}
+
+TEST_F(parse_backlog_test, the_lowest_ranked_mandate_goes_first_with_its_own_limit) {
+  parse_backlog b(*store_, 10, 100, timing_);
+  const uuid busy_mandate = mandate_;
+  queue(b, uuid::random(), 5, 0);  // of mandate_ (ranked high below)
+  mandate_ = uuid::random();
+  const uuid quiet_mandate = mandate_;
+  queue(b, uuid::random(), 5, 0);
+  parse_backlog::policy choose{[&](const uuid& m) { return m == busy_mandate ? 100.0 : 1.0; },
+                               [&](const uuid& m) { return m == busy_mandate ? std::size_t{2} : std::size_t{3}; }};
+  auto first = b.take({}, later, nullptr, choose);
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->size(), 3u);
+  EXPECT_EQ(first->front().mandate, quiet_mandate);
+  auto second = b.take({}, later, nullptr, choose);
+  ASSERT_TRUE(second);
+  ASSERT_EQ(second->size(), 2u);  // the rest of the quiet mandate's device
+  EXPECT_EQ(second->front().mandate, quiet_mandate);
+  auto third = b.take({}, later, nullptr, choose);
+  ASSERT_TRUE(third);
+  ASSERT_EQ(third->size(), 2u);  // the busy mandate's own limit
+  EXPECT_EQ(third->front().mandate, busy_mandate);
+}
+
+TEST_F(parse_backlog_test, a_deferred_device_waits_until_its_time) {
+  parse_backlog b(*store_, 10, 100, timing_);
+  const uuid d = uuid::random();
+  queue(b, d, 3, 0);
+  auto taken = b.take({}, later);
+  ASSERT_TRUE(taken);
+  ASSERT_EQ(taken->size(), 3u);
+  b.defer(*taken, later + 5'000'000);
+  micros ripe_at = std::numeric_limits<micros>::max();
+  auto early = b.take({}, later + 1, &ripe_at);
+  ASSERT_TRUE(early);
+  EXPECT_TRUE(early->empty());
+  EXPECT_EQ(ripe_at, later + 5'000'000);
+  EXPECT_FALSE(b.empty());
+  auto due = b.take({}, later + 5'000'000);
+  ASSERT_TRUE(due);
+  EXPECT_EQ(due->size(), 3u);
 }
 
 }  // namespace fl::pipeline
