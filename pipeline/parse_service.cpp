@@ -283,10 +283,12 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_for(mandate);
     const auto started = std::chrono::steady_clock::now();
-    outcomes = pool().parse(mandate.str(), code, limits, history, inputs);
+    bool compiled = false;
+    outcomes = pool().parse(mandate.str(), code, limits, history, inputs, &compiled);
     const micros took =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
-    share_.charge(mandate, took, inputs.size(), now_micros());
+    // A call that compiled (or booted a worker) says nothing about the parser's cost per packet.
+    share_.charge(mandate, took, compiled ? 0 : inputs.size(), now_micros());
     std::vector<sandbox::outcome_kind> kinds;
     for (const auto& o : outcomes) kinds.push_back(o.kind);
     if (auto pause = share_.record(mandate, *parser_id, kinds, now_micros())) {

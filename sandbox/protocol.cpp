@@ -116,12 +116,18 @@ parse_outcome outcome_of(const etf::term& t) {
   return out;
 }
 
-std::optional<parse_outcome> outcome_frame(const etf::term& frame, std::size_t expected_index) {
+std::optional<std::vector<parse_outcome>> outcomes_frame(const etf::term& frame, std::size_t expected_index,
+                                                         std::size_t most) {
   const auto* tup = frame.as_tuple();
-  if (!tup || tup->items.size() != 3 || !tup->items[0].is_atom("outcome")) return std::nullopt;
+  if (!tup || tup->items.size() != 3 || !tup->items[0].is_atom("outcomes")) return std::nullopt;
   const auto* index = tup->items[1].as_int();
-  if (!index || *index != static_cast<std::int64_t>(expected_index)) return std::nullopt;
-  return outcome_of(tup->items[2]);
+  const auto* list = tup->items[2].as_list();
+  if (!index || *index != static_cast<std::int64_t>(expected_index) || !list || list->empty() || list->size() > most)
+    return std::nullopt;
+  std::vector<parse_outcome> out;
+  out.reserve(list->size());
+  for (const auto& t : *list) out.push_back(outcome_of(t));
+  return out;
 }
 
 std::string ping_request() {

@@ -22,8 +22,10 @@ using problem_list = std::vector<std::pair<std::optional<int>, std::string>>;
                                         const std::vector<stored_reading>& history,
                                         std::span<const packet_input> packets);
 
-// `{:outcome, index, outcome}` -> the outcome when `index` is the expected one.
-[[nodiscard]] std::optional<parse_outcome> outcome_frame(const etf::term& frame, std::size_t expected_index);
+// `{:outcomes, index, [outcome, ...]}` -> the outcomes when `index` is the expected one and they
+// are at least one and at most `most`; nullopt for anything else.
+[[nodiscard]] std::optional<std::vector<parse_outcome>> outcomes_frame(const etf::term& frame,
+                                                                       std::size_t expected_index, std::size_t most);
 [[nodiscard]] parse_outcome outcome_of(const etf::term& t);
 [[nodiscard]] problem_list problems_of(const etf::term* t);
 [[nodiscard]] std::string describe(const problem_list& problems);

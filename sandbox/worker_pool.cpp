@@ -313,17 +313,20 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     return result;
   }
   s.loaded.insert(key);
-  for (std::size_t i = 0; i < packets.size(); ++i) {
+  // Each frame carries the outcomes that finished since the last one; the next must come within one
+  // packet's deadline (plus the grace) of it.
+  while (result.outcomes.size() < packets.size()) {
+    const std::size_t next = result.outcomes.size();
     deadline = clock::now() + per_packet;
     status = w.receive(frame, deadline);
     decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
-    auto outcome = decoded ? protocol::outcome_frame(*decoded, i) : std::nullopt;
-    if (!outcome) {
+    auto outcomes = decoded ? protocol::outcomes_frame(*decoded, next, packets.size() - next) : std::nullopt;
+    if (!outcomes) {
       if (status == io_status::ok) status = io_status::protocol_error;
-      result.outcomes.push_back(fail_rest(status, "expected the outcome of packet " + std::to_string(i)));
+      result.outcomes.push_back(fail_rest(status, "expected the outcome of packet " + std::to_string(next)));
       return result;
     }
-    result.outcomes.push_back(std::move(*outcome));
+    for (auto& o : *outcomes) result.outcomes.push_back(std::move(o));
   }
   status = w.receive(frame, clock::now() + grace);
   decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
@@ -340,7 +343,7 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
 std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const parser_code& code,
                                               const parse_limits& limits,
                                               const std::vector<stored_reading>& last_readings,
-                                              std::span<const packet_input> packets) {
+                                              std::span<const packet_input> packets, bool* compiled) {
   std::vector<parse_outcome> out;
   out.reserve(packets.size());
   std::vector<stored_reading> history = last_readings;
@@ -348,6 +351,7 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
   while (out.size() < packets.size()) {
     const auto rest = packets.subspan(out.size());
     auto s = acquire(mandate);
+    if (compiled && !s->loaded.contains(code.key())) *compiled = true;
     auto batch = run_batch(*s, code, limits, history, rest);
     release(std::move(s), batch.healthy);
     if (batch.failed_to_start) {

@@ -59,7 +59,7 @@ class worker_pool {
   [[nodiscard]] std::vector<parse_outcome> parse(const std::string& mandate, const parser_code& code,
                                                  const parse_limits& limits,
                                                  const std::vector<stored_reading>& last_readings,
-                                                 std::span<const packet_input> packets);
+                                                 std::span<const packet_input> packets, bool* compiled = nullptr);
   // Compile-time code of a parser runs during a check: it runs in the mandate's own worker.
   [[nodiscard]] check_result check(const std::string& mandate, const std::string& source);
   [[nodiscard]] test_report test(const std::string& mandate, const parser_code& code, const parse_limits& limits);

@@ -185,6 +185,23 @@ parse_figures measure_case(sandbox::worker_pool& pool, const std::filesystem::pa
   return f;
 }
 
+// RSS and PSS (KiB) of the first worker in `pids`, from /proc (0 when unreadable).
+std::pair<std::size_t, std::size_t> idle_worker_memory(const std::vector<pid_t>& pids) {
+  std::pair<std::size_t, std::size_t> kib{0, 0};
+  if (pids.empty()) return kib;
+  std::ifstream in("/proc/" + std::to_string(pids.front()) + "/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string name;
+    std::size_t value = 0;
+    fields >> name >> value;
+    if (name == "Rss:") kib.first = value;
+    if (name == "Pss:") kib.second = value;
+  }
+  return kib;
+}
+
 int bench_parse(bool as_json, std::size_t packets) {
   const std::filesystem::path source_dir = FIELDLINE_SOURCE_DIR;
   sandbox::pool_config config;
@@ -206,6 +223,11 @@ int bench_parse(bool as_json, std::size_t packets) {
                                   {"batched_vs_in_vm_runtime", f.batched / f.in_vm_runtime},
                                   {"batched_vs_unbatched", f.batched / f.unbatched}};
   }
+
+  // What one warm, idle worker holds (its own pages: PSS splits what it shares with other workers).
+  const auto memory = idle_worker_memory(pool.worker_pids("bench"));
+  result["idle_worker_rss_kib"] = memory.first;
+  result["idle_worker_pss_kib"] = memory.second;
 
   // Harness: every bundled parser's vectors with `fieldline parser test` vs one elixir process per file.
   std::vector<std::string> files;
@@ -251,6 +273,7 @@ int bench_parse(bool as_json, std::size_t packets) {
       std::printf("    batched / bare                  %12.3f\n", f.batched / f.bare);
       std::printf("    batched / in-VM runtime         %12.3f\n", f.batched / f.in_vm_runtime);
     }
+    std::printf("  one idle warm worker: RSS %zu KiB, PSS %zu KiB\n", memory.first, memory.second);
     std::printf("  parser test, %zu bundled files:\n", files.size());
     std::printf("    fieldline parser test           %12.2f s\n", ours_s);
     std::printf("    one elixir process per file     %12.2f s\n", per_file_s);

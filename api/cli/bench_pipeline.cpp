@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
@@ -101,31 +102,43 @@ double raw_put_rate(std::size_t packets, std::size_t connections, const json::ob
   return static_cast<double>(packets) / since(start);
 }
 
-ingest_figures measure_ingest(std::size_t packets, std::size_t connections) {
+// Packets from `connections` clients, one device each, spread over `mandates` mandates that each
+// have a parser of their own (the same library parser, each a distinct version: compiled per
+// mandate, in that mandate's own sandbox worker). Keys travel as ?auth= since devices of several
+// mandates share the clients' headers.
+ingest_figures measure_ingest(std::size_t packets, std::size_t connections, std::size_t mandates = 1) {
   bench_server server;
-  const auto [mandate, key] = server.tenant();
-  const std::string parser(
-      server
-          .call("POST", "/admin/v1/mandates/" + mandate + "/parsers", server.superadmin,
-                to_json(json::object{{"parser", json::object{{"name", "th"},
-                                                             {"language", "ex"},
-                                                             {"code", library_parser("temperature_humidity.ex")}}}}))
-          .at("id")
-          .as_string());
-  const std::string folder(server.call("POST", "/api/v1/tags", key, R"({"tag":{"name":"B"}})").at("id").as_string());
-  std::vector<std::string> devices;
-  for (std::size_t c = 0; c < connections; ++c)
-    devices.push_back(make_device(server, key, folder, "d" + std::to_string(c), parser));
+  mandates = std::clamp<std::size_t>(mandates, 1, connections);
+  struct tenant_setup {
+    std::string key, folder, parser;
+  };
+  std::vector<tenant_setup> tenants;
+  for (std::size_t m = 0; m < mandates; ++m) {
+    const auto [mandate, key] = server.tenant();
+    const std::string code = library_parser("temperature_humidity.ex") + "\n# mandate " + std::to_string(m) + "\n";
+    const std::string parser(
+        server
+            .call("POST", "/admin/v1/mandates/" + mandate + "/parsers", server.superadmin,
+                  to_json(json::object{{"parser", json::object{{"name", "th"}, {"language", "ex"}, {"code", code}}}}))
+            .at("id")
+            .as_string());
+    const std::string folder(server.call("POST", "/api/v1/tags", key, R"({"tag":{"name":"B"}})").at("id").as_string());
+    tenants.push_back({key, folder, parser});
+  }
+  std::vector<std::string> devices, targets;
+  for (std::size_t c = 0; c < connections; ++c) {
+    const auto& t = tenants[c % mandates];
+    devices.push_back(make_device(server, t.key, t.folder, "d" + std::to_string(c), t.parser));
+    targets.push_back("/api/v1/devices/" + devices.back() + "/packets?auth=" + t.key);
+  }
+  const std::string& key = tenants[0].key;
   const std::string body =
       R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})";
 
-  const std::vector<std::pair<std::string, std::string>> headers{{"x-api-key", key},
-                                                                 {"content-type", "application/json"}};
-  const auto post = [&](std::size_t c, std::size_t) {
-    return request_spec{"POST", "/api/v1/devices/" + devices[c] + "/packets", body};
-  };
+  const std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/json"}};
+  const auto post = [&](std::size_t c, std::size_t) { return request_spec{"POST", targets[c], body}; };
   // Steady state, not start-up: one packet per device first, parsed before the clock starts, boots
-  // the sandbox workers and compiles the parser in them (once per server, ~1 s of CPU).
+  // the sandbox workers and compiles the parser in them (once per server and mandate, ~0.3-1 s of CPU).
   if (run_load(server.port(), connections, connections, headers, post).failures ||
       !server.app().parsing.wait_idle(std::chrono::minutes(1)))
     throw std::runtime_error("warm-up failed");
@@ -149,7 +162,39 @@ ingest_figures measure_ingest(std::size_t packets, std::size_t connections) {
   return f;
 }
 
-int bench_ingest(bool as_json, std::size_t packets, std::size_t connections) {
+// `--mandates N`: the same load spread over N mandates, measured after the single-mandate run, as a
+// ratio to it (the cost of one sandbox worker per mandate).
+int bench_ingest_mandates(bool as_json, std::size_t packets, std::size_t connections, std::size_t mandates) {
+  const auto single = measure_ingest(packets, connections, 1);
+  const auto spread = measure_ingest(packets, connections, mandates);
+  const double ratio = spread.ingested_per_s / single.ingested_per_s;
+  if (as_json) {
+    std::printf("%s\n", to_json(json::object{{"benchmark", "ingest_mandates"},
+                                             {"cores", std::thread::hardware_concurrency()},
+                                             {"packets", packets},
+                                             {"connections", connections},
+                                             {"mandates", mandates},
+                                             {"single_mandate_ingested_per_s", single.ingested_per_s},
+                                             {"single_mandate_accept_p99_ms", single.p99_ms},
+                                             {"mandates_ingested_per_s", spread.ingested_per_s},
+                                             {"mandates_accept_p99_ms", spread.p99_ms},
+                                             {"mandates_vs_single", ratio},
+                                             {"failures", single.failures + spread.failures}})
+                            .c_str());
+  } else {
+    std::printf("fieldline bench ingest --mandates %zu  (%u cores, %zu packets, %zu connections)\n", mandates,
+                std::thread::hardware_concurrency(), packets, connections);
+    std::printf("  ingested, 1 mandate                  %11.0f packets/s  (accept p99 %.1f ms)\n",
+                single.ingested_per_s, single.p99_ms);
+    std::printf("  ingested, %3zu mandates, own parsers  %11.0f packets/s  (accept p99 %.1f ms)\n", mandates,
+                spread.ingested_per_s, spread.p99_ms);
+    std::printf("  %zu mandates / 1 mandate             %12.3f   (target 0.70)\n", mandates, ratio);
+  }
+  return single.failures + spread.failures == 0 ? 0 : 1;
+}
+
+int bench_ingest(bool as_json, std::size_t packets, std::size_t connections, std::size_t mandates) {
+  if (mandates > 1) return bench_ingest_mandates(as_json, packets, connections, mandates);
   const auto f = measure_ingest(packets, connections);
   const auto limits = bench_server::limits();
   const double ratio = f.ingested_per_s / f.raw_put_per_s;
@@ -332,14 +377,18 @@ int bench_query(bool as_json, std::size_t requests, std::size_t connections, std
 void add_pipeline_benchmarks(CLI::App& bench) {
   struct args {
     bool json = false;
-    std::size_t packets = 20'000, connections = 64, requests = 20'000, stream_readings = 300'000;
+    std::size_t packets = 20'000, connections = 64, requests = 20'000, stream_readings = 300'000, mandates = 1;
   };
   auto a = std::make_shared<args>();
   auto* ingest = bench.add_subcommand("ingest", "Packets over HTTP to queryable readings vs raw RocksDB puts");
   ingest->add_flag("--json", a->json, "Print the figures as one JSON object");
   ingest->add_option("--packets", a->packets, "Packets to send")->capture_default_str();
   ingest->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
-  ingest->callback([a] { std::exit(bench_ingest(a->json, a->packets, a->connections)); });
+  ingest
+      ->add_option("--mandates", a->mandates,
+                   "Spread the devices over this many mandates, each with its own parser, and compare with one")
+      ->capture_default_str();
+  ingest->callback([a] { std::exit(bench_ingest(a->json, a->packets, a->connections, a->mandates)); });
 
   auto* query = bench.add_subcommand("query", "Readings pages vs nginx serving the same bytes; stream rate");
   query->add_flag("--json", a->json, "Print the figures as one JSON object");

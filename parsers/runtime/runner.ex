@@ -10,7 +10,8 @@ defmodule Fieldline.Runner do
 
   @doc """
   Parses a batch in one process (spawning one per packet costs ~9 µs, the parse itself ~1 µs).
-  Each outcome is handed to `emit.(index, outcome)` as soon as it is known, in order, and the
+  Outcomes are handed to `emit.(index, [outcome, ...])` as soon as they are known, in order (those
+  that finished while this process waited its turn go together, none is held back), and the
   per-packet deadline restarts with each one, so semantics stay per packet: when the batch process
   overruns or is killed, the packet in progress gets `:timeout` / `:memory_limit` / `:crashed` and a
   fresh process continues with the next packet. (The host enforces the same deadline from outside,
@@ -39,26 +40,27 @@ defmodule Fieldline.Runner do
 
     receive do
       {^ref, outcome} ->
-        emit.(index, outcome)
-        collect(module, rest, limits, remember(history, outcome, meta), index + 1, emit, run)
+        {done, left, history} = drain(ref, rest, remember(history, outcome, meta), [outcome])
+        emit.(index, done)
+        collect(module, left, limits, history, index + length(done), emit, run)
 
       {:DOWN, ^mref, :process, _, :normal} ->
         # Finished; any outcome still in the mailbox was received above (messages stay ordered).
         batch(module, inputs, limits, history, index, emit)
 
       {:DOWN, ^mref, :process, _, :killed} ->
-        emit.(index, {:error, :memory_limit, "parse exceeded its heap limit of #{heap} words", []})
+        emit.(index, [{:error, :memory_limit, "parse exceeded its heap limit of #{heap} words", []}])
         batch(module, rest, limits, history, index + 1, emit)
 
       {:DOWN, ^mref, :process, _, reason} ->
-        emit.(index, {:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []})
+        emit.(index, [{:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []}])
         batch(module, rest, limits, history, index + 1, emit)
     after
       timeout ->
         Process.exit(pid, :kill)
         Process.demonitor(mref, [:flush])
         flush_batch(ref)
-        emit.(index, {:error, :timeout, "parse took longer than #{timeout} ms", []})
+        emit.(index, [{:error, :timeout, "parse took longer than #{timeout} ms", []}])
         batch(module, rest, limits, history, index + 1, emit)
     end
   end
@@ -68,6 +70,17 @@ defmodule Fieldline.Runner do
     flush_batch(ref)
     :ok
   end
+
+  # The outcomes already waiting in the mailbox, without waiting for any.
+  defp drain(ref, [{_payload, meta} | rest] = inputs, history, acc) do
+    receive do
+      {^ref, outcome} -> drain(ref, rest, remember(history, outcome, meta), [outcome | acc])
+    after
+      0 -> {Enum.reverse(acc), inputs, history}
+    end
+  end
+
+  defp drain(_ref, [], history, acc), do: {Enum.reverse(acc), [], history}
 
   defp flush_batch(ref) do
     receive do

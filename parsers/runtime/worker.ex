@@ -7,8 +7,10 @@ defmodule Fieldline.Worker do
 
     {:ping}                                              -> {:pong, stats}
     {:check, source}                                     -> {:checked, :ok | {:error, [{line, msg}]}}
-    {:parse, key, source, limits, last_readings, packets} -> {:ready}, then {:outcome, i, outcome}
-                                                            for each packet as it finishes, then
+    {:parse, key, source, limits, last_readings, packets} -> {:ready}, then {:outcomes, i, [outcome]}
+                                                            as packets finish (i: the first one's
+                                                            index; several when they finished
+                                                            together), then
                                                             {:done, stats}
                                                             | {:rejected, [{line, msg}], stats}
     {:test, key, source, limits}                         -> {:tested, report, stats} | {:rejected, ...}
@@ -96,8 +98,8 @@ defmodule Fieldline.Worker do
         history = Enum.map(last_readings, &stored_reading/1)
         Process.put(:fieldline_atom_budget, @atoms_per_call)
         inputs = Enum.map(packets, &parser_input/1)
-        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcome ->
-          emit.({:outcome, index, outcome})
+        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcomes ->
+          emit.({:outcomes, index, outcomes})
         end)
 
         emit.({:done, stats()})

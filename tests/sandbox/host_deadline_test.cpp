@@ -25,7 +25,7 @@ std::vector<std::string> rogue(const std::string& on_parse) {
       "Send = fun(T) -> port_command(P, term_to_binary(T)) end, "
       "(fun Loop() -> receive {P, {data, B}} -> case binary_to_term(B) of "
       "{ping} -> Send({pong, #{}}), Loop(); "
-      "{parse, _, _, _, _, _} -> Send({ready}), Send({outcome, 0, {ok, [], []}}), " +
+      "{parse, _, _, _, _, _} -> Send({ready}), Send({outcomes, 0, [{ok, [], []}]}), " +
       on_parse + " end end end)() end).";
   return {"-eval", program};
 }
@@ -62,12 +62,20 @@ TEST(host_deadline, a_worker_spinning_at_max_priority_is_killed_and_only_the_cul
 }
 
 TEST(host_deadline, a_frame_with_the_wrong_index_is_rejected) {
-  auto pool = pool_running("Send({outcome, 7, {ok, [#{<<\"data\">> => #{<<\"forged\">> => true}}], []}}), Loop()");
+  auto pool = pool_running("Send({outcomes, 7, [{ok, [#{<<\"data\">> => #{<<\"forged\">> => true}}], []}]}), Loop()");
   const auto out = parse_three(*pool);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].kind, outcome_kind::ok);
   EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
   EXPECT_TRUE(out[1].readings.empty());
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, a_frame_with_more_outcomes_than_packets_is_rejected) {
+  auto pool = pool_running("Send({outcomes, 1, [{ok, [], []}, {ok, [], []}, {ok, [], []}]}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
   EXPECT_EQ(out[2].kind, outcome_kind::ok);
 }
 
@@ -99,8 +107,8 @@ TEST(host_deadline, a_worker_that_dies_mid_batch_charges_only_the_packet_in_prog
 TEST(host_deadline, frames_left_over_from_an_earlier_call_are_rejected) {
   // The worker answers in full, then appends a frame for the next call to find first.
   auto pool = pool_running(
-      "Send({outcome, 1, {ok, [], []}}), Send({outcome, 2, {ok, [], []}}), Send({done, #{}}), "
-      "Send({outcome, 0, {ok, [], []}}), Loop()");
+      "Send({outcomes, 1, [{ok, [], []}, {ok, [], []}]}), Send({done, #{}}), "
+      "Send({outcomes, 0, [{ok, [], []}]}), Loop()");
   auto first = parse_three(*pool);
   for (const auto& o : first) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
   const auto started = pool->workers_started();
