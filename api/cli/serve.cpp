@@ -67,6 +67,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.write_timeout = seconds(v);
     else if (key == "max_connections")
       options.limits.max_connections = v.to_number<std::size_t>();
+    else if (key == "max_connections_per_address")
+      options.limits.max_connections_per_address = v.to_number<std::size_t>();
     else if (key == "shutdown_grace_s")
       options.limits.shutdown_grace = seconds(v);
     else if (key == "threads")
@@ -94,10 +96,11 @@ void apply_config_file(serve_options& options, const std::string& path) {
   }
   if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.write_threads < 1 ||
       options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
-      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
-      options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
-      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
-      options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
+      options.limits.max_connections_per_address < 1 || options.limits.max_body_bytes < 1024 ||
+      options.limits.max_header_bytes < 1024 || options.default_rate.limit < 1 ||
+      options.default_rate.window_ms < 100 || options.parsing.threads < 1 || options.parsing.threads > 64 ||
+      options.parsing.workers < 1 || options.parsing.workers > 64 || options.parsing.batch_size < 1 ||
+      options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
       options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
       options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||
       options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||

@@ -5,11 +5,27 @@
 
 namespace fl::api {
 
-connection_registry::admit_result connection_registry::admit() {
+namespace {
+
+boost::asio::ip::address canonical(const boost::asio::ip::address& a) {
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6());
+  return a;
+}
+
+}  // namespace
+
+connection_registry::admit_result connection_registry::admit(const boost::asio::ip::address& client) {
+  const auto address = canonical(client);
   std::lock_guard lock(mutex_);
+  auto from_here = per_address_.find(address);
+  const std::size_t open_here = from_here == per_address_.end() ? 0 : from_here->second;
+  if (open_here >= limits_.max_connections_per_address) return {admission::refused_address, 0};
   if (entries_.size() >= limits_.max_connections) return {admission::refused_full, 0};
+  if (from_here == per_address_.end()) from_here = per_address_.emplace(address, 0).first;
+  ++from_here->second;
   const id conn = next_id_++;
-  entries_.emplace(conn, entry{});
+  entries_.emplace(conn, entry{address});
   return {admission::admitted, conn};
 }
 
@@ -36,7 +52,12 @@ bool connection_registry::leave_idle(id conn) {
 
 std::size_t connection_registry::release(id conn) {
   std::lock_guard lock(mutex_);
-  entries_.erase(conn);
+  auto it = entries_.find(conn);
+  if (it == entries_.end()) return entries_.size();
+  if (auto from_here = per_address_.find(it->second.client);
+      from_here != per_address_.end() && --from_here->second == 0)
+    per_address_.erase(from_here);
+  entries_.erase(it);
   return entries_.size();
 }
 
@@ -57,6 +78,12 @@ void connection_registry::drain() {
 std::size_t connection_registry::open_connections() {
   std::lock_guard lock(mutex_);
   return entries_.size();
+}
+
+std::size_t connection_registry::open_connections(const boost::asio::ip::address& client) {
+  std::lock_guard lock(mutex_);
+  auto it = per_address_.find(canonical(client));
+  return it == per_address_.end() ? 0 : it->second;
 }
 
 }  // namespace fl::api

@@ -4,10 +4,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <sstream>
 #include <stdexcept>
 
 namespace fl::api {
@@ -51,9 +51,12 @@ asio::awaitable<void> listener::run() {
       spdlog::warn("accept failed: {}", ec.message());
       continue;
     }
-    const auto admitted = shared_.registry.admit();
+    beast::error_code peer_ec;
+    const auto peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) continue;  // the client has already gone; the socket closes here
+    const auto admitted = shared_.registry.admit(peer.address());
     if (admitted.outcome != connection_registry::admission::admitted) {
-      asio::co_spawn(socket.get_executor(), refuse(std::move(socket)), asio::detached);
+      refuse(socket, admitted.outcome);
       continue;
     }
     auto session = std::make_shared<http_session>(std::move(socket), shared_);
@@ -75,13 +78,35 @@ asio::awaitable<void> listener::run() {
   }
 }
 
-asio::awaitable<void> listener::refuse(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
-  stream.expires_after(std::chrono::seconds(5));
-  auto res = early_error(503, "too many connections; retry shortly");
-  co_await http::async_write(stream, res, tuple_awaitable);
+void listener::refuse(accepted_socket& socket, connection_registry::admission why) {
+  const bool per_address = why == connection_registry::admission::refused_address;
+  static const std::string over_address_cap = [] {
+    std::ostringstream out;
+    out << early_error(503, "too many connections from your address; close idle ones or retry shortly");
+    return out.str();
+  }();
+  static const std::string over_global_cap = [] {
+    std::ostringstream out;
+    out << early_error(503, "too many connections; retry shortly");
+    return out.str();
+  }();
+  const std::string& answer = per_address ? over_address_cap : over_global_cap;
+  // A fresh socket's send buffer is empty, so the answer goes out whole or not at all; never wait for it.
   beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  socket.non_blocking(true, ignored);
+  socket.write_some(asio::buffer(answer), ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+
+  ++(per_address ? refused_address_ : refused_full_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_report_ >= std::chrono::seconds(10)) {
+    spdlog::warn(
+        "connections refused since the last such line: {} over the per-address cap ({}), {} over the global cap ({})",
+        refused_address_, shared_.limits.max_connections_per_address, refused_full_, shared_.limits.max_connections);
+    refused_address_ = refused_full_ = 0;
+    last_report_ = now;
+  }
 }
 
 }  // namespace fl::api

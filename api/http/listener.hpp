@@ -1,10 +1,13 @@
 #pragma once
-// The listener: accepts connections, asks the connection registry whether each may stay, refuses the
-// ones that may not and starts an HTTP session for the others. Lives on the server's control strand.
+// The listener: accepts connections, asks the connection registry whether each may stay (per client
+// address and in all), refuses the ones that may not and starts an HTTP session for the others. A
+// refusal costs one non-blocking write of a 503 and a close, so refused clients hold nothing open.
+// Lives on the server's control strand.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,6 +19,8 @@ namespace fl::api {
 class listener {
  public:
   using control_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  // Each accepted socket gets a strand of its own.
+  using accepted_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, control_strand>;
   // `on_session_end(open)` runs after a session closed, with how many are still open (any thread).
   listener(boost::asio::io_context& ioc, control_strand control, const session_shared& shared,
            std::function<void(std::size_t)> on_session_end);
@@ -29,12 +34,16 @@ class listener {
   void close();
 
  private:
-  boost::asio::awaitable<void> refuse(boost::asio::ip::tcp::socket socket);
+  void refuse(accepted_socket& socket, connection_registry::admission why);
 
   boost::asio::io_context& ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
   const session_shared& shared_;
   std::function<void(std::size_t)> on_session_end_;
+  // Refusals are logged as counts, at most one line per 10 s: a flood must not flood the log too.
+  std::size_t refused_address_ = 0;
+  std::size_t refused_full_ = 0;
+  std::chrono::steady_clock::time_point last_report_{};
 };
 
 }  // namespace fl::api

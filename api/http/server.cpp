@@ -43,7 +43,7 @@ struct http_server::impl {
   impl(const router& r, server_limits l)
       : limits(l),
         ioc(l.threads),
-        registry({.max_connections = l.max_connections}),
+        registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
         shared{r, limits, writers, stopping, registry},
         incoming(ioc, control, shared, [this](std::size_t open) {

@@ -18,8 +18,11 @@ struct server_limits {
   std::chrono::seconds request_timeout{30};  // default 30 s to receive a whole request once started
   std::chrono::seconds write_timeout{30};    // default 30 s to send a response
   std::size_t max_connections = 1024;        // default 1024: more get 503 and are closed
-  std::chrono::seconds shutdown_grace{10};   // default 10 s for in-flight requests on stop
-  int threads = 2;                           // default 2 I/O threads (one per core): reads run on them
+  // Default 64 open at once from one client address (IPv4, or IPv6 exact): more get 503 and are
+  // closed at once, whatever other addresses hold. Several clients behind one NAT share it.
+  std::size_t max_connections_per_address = 64;
+  std::chrono::seconds shutdown_grace{10};  // default 10 s for in-flight requests on stop
+  int threads = 2;                          // default 2 I/O threads (one per core): reads run on them
   // Writes wait for their fsync; they run on this many threads of their own so that many can wait
   // at once (RocksDB then shares one fsync among them) without stalling reads.
   int write_threads = 16;  // default 16

@@ -9,8 +9,11 @@
 
 #include "api/http/client.hpp"
 #include "support/api_fixture.hpp"
+#include "support/raw_connection.hpp"
 
 namespace fl::testing {
+
+using namespace std::chrono_literals;
 
 class server : public api_fixture {
  protected:
@@ -19,14 +22,26 @@ class server : public api_fixture {
     server_->listen("127.0.0.1", 0);
     thread_ = std::thread([this] { server_->run(false); });
   }
-  void SetUp() override {
-    api_fixture::SetUp();
+  static api::server_limits test_limits() {
     api::server_limits limits;
     limits.max_body_bytes = 4096;
     limits.max_header_bytes = 2048;
     limits.max_connections = 4;
     limits.shutdown_grace = std::chrono::seconds(5);
+    return limits;
+  }
+  void SetUp() override {
+    api_fixture::SetUp();
+    start(test_limits());
+  }
+  void restart(api::server_limits limits) {
+    server_->stop();
+    thread_.join();
     start(limits);
+  }
+  // A keep-alive request that needs the superadmin key (so a 200 proves it went through the router).
+  std::string list_mandates() const {
+    return "GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ + "\r\n\r\n";
   }
   void TearDown() override {
     if (server_) server_->stop();
@@ -116,6 +131,39 @@ TEST_F(server, refuses_connections_over_the_cap_with_503) {
                      "\r\n\r\n")
             .find("200 OK") != std::string::npos;
     if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(server, per_address_cap_refuses_the_next_connection_from_that_address_but_not_from_another) {
+  auto limits = test_limits();
+  limits.max_connections_per_address = 2;
+  restart(limits);
+  const auto port = server_->port();
+  raw_connection first(port), second(port);
+  for (auto* held : {&first, &second}) {
+    ASSERT_TRUE(held->send(list_mandates()));
+    EXPECT_EQ(held->read_response(5s).status, 200);
+  }
+
+  raw_connection third(port);  // also from 127.0.0.1: over its cap
+  ASSERT_TRUE(third.connected());
+  EXPECT_TRUE(third.wait_closed(5s));
+  EXPECT_NE(third.received().find("503"), std::string::npos) << third.received();
+  EXPECT_NE(third.received().find("your address"), std::string::npos) << third.received();
+
+  raw_connection other(port, "127.0.0.2");  // another address is not affected
+  ASSERT_TRUE(other.send(list_mandates()));
+  EXPECT_EQ(other.read_response(5s).status, 200);
+  ASSERT_TRUE(first.send(list_mandates()));  // nor are the connections held
+  EXPECT_EQ(first.read_response(5s).status, 200);
+
+  second.close();  // one leaves: its address may connect again once the server has seen it go
+  bool served = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection again(port);
+    served = again.send(list_mandates()) && again.read_response(5s).status == 200;
   }
   EXPECT_TRUE(served);
 }
