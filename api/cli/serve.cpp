@@ -61,6 +61,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.max_header_bytes = v.to_number<std::size_t>();
     else if (key == "idle_timeout_s")
       options.limits.idle_timeout = seconds(v);
+    else if (key == "header_timeout_s")
+      options.limits.header_timeout = seconds(v);
     else if (key == "request_timeout_s")
       options.limits.request_timeout = seconds(v);
     else if (key == "write_timeout_s")
@@ -96,11 +98,11 @@ void apply_config_file(serve_options& options, const std::string& path) {
   }
   if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.write_threads < 1 ||
       options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
-      options.limits.max_connections_per_address < 1 || options.limits.max_body_bytes < 1024 ||
-      options.limits.max_header_bytes < 1024 || options.default_rate.limit < 1 ||
-      options.default_rate.window_ms < 100 || options.parsing.threads < 1 || options.parsing.threads > 64 ||
-      options.parsing.workers < 1 || options.parsing.workers > 64 || options.parsing.batch_size < 1 ||
-      options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
+      options.limits.max_connections_per_address < 1 || options.limits.header_timeout.count() < 1 ||
+      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
+      options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
+      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 64 ||
+      options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
       options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
       options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||
       options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||

@@ -18,6 +18,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t first_read_bytes = 4096;  // read while waiting for a request; the parser limits the header
 
 namespace {
 
@@ -63,17 +64,30 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
   const auto& limits = shared_.limits;
   beast::flat_buffer buffer;
   bool cut = false;  // by the registry: answer what was received, then close
+  // A new connection has header_timeout from its accept to send its first request's headers whole
+  // (nothing sent counts too); later requests have idle_timeout for their first byte, then
+  // header_timeout for the rest of their headers.
+  bool first = true;
+  stream_.expires_after(limits.header_timeout);
   while (!shared_.stopping && !cut) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
     parser.body_limit(limits.max_body_bytes);
 
-    if (!shared_.registry.enter_idle(conn)) break;
-    waiting_for_request_ = true;
-    stream_.expires_after(limits.idle_timeout);
+    if (buffer.size() == 0) {  // else a pipelined request has begun already
+      // Waiting for the first byte of a request: the only time this connection may be cut.
+      if (!shared_.registry.enter_idle(conn)) break;
+      waiting_for_request_ = true;
+      if (!first) stream_.expires_after(limits.idle_timeout);
+      auto [wait_ec, n] = co_await stream_.async_read_some(buffer.prepare(first_read_bytes), tuple_awaitable);
+      waiting_for_request_ = false;
+      cut = !shared_.registry.leave_idle(conn);
+      if (wait_ec) break;  // end of stream, timeout, reset, or cut while nothing had come
+      buffer.commit(n);
+    }
+    if (!first) stream_.expires_after(limits.header_timeout);
+    first = false;
     auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
-    waiting_for_request_ = false;
-    cut = !shared_.registry.leave_idle(conn);
     if (!header_ec && parser.get()[http::field::expect] == "100-continue") {
       http::response<http::empty_body> cont{http::status::continue_, 11};
       stream_.expires_after(limits.write_timeout);

@@ -15,7 +15,11 @@ struct server_limits {
   std::size_t max_body_bytes = 1u << 20;     // default 1 MiB: larger bodies get 413
   std::size_t max_header_bytes = 16u << 10;  // default 16 KiB: larger headers get 431
   std::chrono::seconds idle_timeout{75};     // default 75 s (clients keep idle connections 30-60 s)
-  std::chrono::seconds request_timeout{30};  // default 30 s to receive a whole request once started
+  // Default 10 s: a new connection must send its first request's headers whole within this of being
+  // accepted (sending nothing counts too), and a later request its headers within this of its first
+  // byte; else it is closed without an answer (slowloris).
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds request_timeout{30};  // default 30 s to receive a body once the headers are in
   std::chrono::seconds write_timeout{30};    // default 30 s to send a response
   std::size_t max_connections = 1024;        // default 1024: more get 503 and are closed
   // Default 64 open at once from one client address (IPv4, or IPv6 exact): more get 503 and are

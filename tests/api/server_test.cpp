@@ -168,6 +168,61 @@ TEST_F(server, per_address_cap_refuses_the_next_connection_from_that_address_but
   EXPECT_TRUE(served);
 }
 
+TEST_F(server, header_deadline_closes_a_slowloris_connection) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  const auto began = std::chrono::steady_clock::now();
+  raw_connection slow(server_->port());
+  ASSERT_TRUE(slow.send("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\n"));
+  // One more header line every 100 ms, never the blank line that ends them.
+  bool closed = false;
+  for (int line = 0; !closed && line < 100; ++line) {
+    slow.send("x-slow-" + std::to_string(line) + ": 1\r\n");
+    closed = slow.wait_closed(100ms);
+  }
+  const auto lasted = std::chrono::steady_clock::now() - began;
+  EXPECT_TRUE(closed);
+  EXPECT_GE(lasted, 900ms);
+  EXPECT_LT(lasted, 5s);
+  EXPECT_EQ(slow.received(), "");  // closed without an answer
+}
+
+TEST_F(server, header_deadline_closes_a_new_connection_that_sends_nothing) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  const auto began = std::chrono::steady_clock::now();
+  raw_connection silent(server_->port());
+  EXPECT_TRUE(silent.wait_closed(5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 900ms);
+}
+
+TEST_F(server, header_deadline_applies_to_a_later_request_on_a_keep_alive_connection) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+  const auto began = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c.send("GET /admin/v1/mandates HTTP/1.1\r\n"));  // a second request that never ends its headers
+  EXPECT_TRUE(c.wait_closed(5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 900ms);
+}
+
+TEST_F(server, keep_alive_between_requests_waits_for_the_idle_timeout_not_the_header_deadline) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+  EXPECT_FALSE(c.wait_closed(2500ms));  // well past the header deadline, far from the 75 s idle timeout
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+}
+
 TEST_F(server, stop_closes_idle_keep_alive_connections_and_returns) {
   auto c = client();
   EXPECT_EQ(c.request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}}).status, 200);
