@@ -17,16 +17,34 @@ boost::asio::ip::address canonical(const boost::asio::ip::address& a) {
 
 connection_registry::admit_result connection_registry::admit(const boost::asio::ip::address& client) {
   const auto address = canonical(client);
-  std::lock_guard lock(mutex_);
-  auto from_here = per_address_.find(address);
-  const std::size_t open_here = from_here == per_address_.end() ? 0 : from_here->second;
-  if (open_here >= limits_.max_connections_per_address) return {admission::refused_address, 0};
-  if (entries_.size() >= limits_.max_connections) return {admission::refused_full, 0};
-  if (from_here == per_address_.end()) from_here = per_address_.emplace(address, 0).first;
-  ++from_here->second;
-  const id conn = next_id_++;
-  entries_.emplace(conn, entry{address});
-  return {admission::admitted, conn};
+  std::vector<std::function<void()>> interrupts;
+  admit_result result;
+  {
+    std::lock_guard lock(mutex_);
+    auto from_here = per_address_.find(address);
+    const std::size_t open_here = from_here == per_address_.end() ? 0 : from_here->second;
+    if (open_here >= limits_.max_connections_per_address) return {admission::refused_address};
+    if (entries_.size() - cut_ >= limits_.max_connections) {
+      if (idle_.empty()) return {admission::refused_full};
+      cut(entries_.at(idle_.front()), interrupts);
+      result.evicted = true;
+    }
+    if (from_here == per_address_.end()) from_here = per_address_.emplace(address, 0).first;
+    ++from_here->second;
+    result.outcome = admission::admitted;
+    result.conn = next_id_++;
+    entries_.emplace(result.conn, entry{.client = address, .node = others_.insert(others_.end(), result.conn)});
+  }
+  for (auto& interrupt : interrupts) interrupt();
+  return result;
+}
+
+void connection_registry::cut(entry& e, std::vector<std::function<void()>>& interrupts) {
+  e.cut = true;
+  ++cut_;
+  if (e.idle) others_.splice(others_.end(), idle_, e.node);
+  e.idle = false;  // no longer listed as idle; the session learns it was cut from leave_idle()
+  if (e.interrupt) interrupts.push_back(e.interrupt);
 }
 
 void connection_registry::attach(id conn, std::function<void()> interrupt) {
@@ -38,6 +56,7 @@ bool connection_registry::enter_idle(id conn) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(conn);
   if (it == entries_.end() || it->second.cut || draining_) return false;
+  if (!it->second.idle) idle_.splice(idle_.end(), others_, it->second.node);
   it->second.idle = true;
   return true;
 }
@@ -46,6 +65,7 @@ bool connection_registry::leave_idle(id conn) {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(conn);
   if (it == entries_.end()) return false;
+  if (it->second.idle) others_.splice(others_.end(), idle_, it->second.node);
   it->second.idle = false;
   return !it->second.cut;
 }
@@ -57,6 +77,8 @@ std::size_t connection_registry::release(id conn) {
   if (auto from_here = per_address_.find(it->second.client);
       from_here != per_address_.end() && --from_here->second == 0)
     per_address_.erase(from_here);
+  (it->second.idle ? idle_ : others_).erase(it->second.node);
+  if (it->second.cut) --cut_;
   entries_.erase(it);
   return entries_.size();
 }
@@ -66,11 +88,7 @@ void connection_registry::drain() {
   {
     std::lock_guard lock(mutex_);
     draining_ = true;
-    for (auto& [conn, e] : entries_) {
-      if (!e.idle || e.cut) continue;
-      e.cut = true;
-      if (e.interrupt) interrupts.push_back(e.interrupt);
-    }
+    while (!idle_.empty()) cut(entries_.at(idle_.front()), interrupts);
   }
   for (auto& interrupt : interrupts) interrupt();
 }

@@ -1,7 +1,8 @@
 #pragma once
 // One HTTP/1.1 connection: reads requests within finite limits, hands them to the router, writes the
 // answers (streams chunked), keep-alive. Its wait for the next request can be cut from any thread
-// (drain) through the connection registry; a request already received is still answered.
+// (drain, or eviction to make room at the global cap) through the connection registry; a request
+// already received is still answered, with Connection: close.
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -59,6 +59,10 @@ asio::awaitable<void> listener::run() {
       refuse(socket, admitted.outcome);
       continue;
     }
+    if (admitted.evicted) {
+      ++evicted_;
+      report_pressure();
+    }
     auto session = std::make_shared<http_session>(std::move(socket), shared_);
     shared_.registry.attach(admitted.conn, [weak = std::weak_ptr<http_session>(session)] {
       if (auto s = weak.lock()) s->interrupt();
@@ -99,14 +103,19 @@ void listener::refuse(accepted_socket& socket, connection_registry::admission wh
   socket.close(ignored);
 
   ++(per_address ? refused_address_ : refused_full_);
+  report_pressure();
+}
+
+void listener::report_pressure() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_report_ >= std::chrono::seconds(10)) {
-    spdlog::warn(
-        "connections refused since the last such line: {} over the per-address cap ({}), {} over the global cap ({})",
-        refused_address_, shared_.limits.max_connections_per_address, refused_full_, shared_.limits.max_connections);
-    refused_address_ = refused_full_ = 0;
-    last_report_ = now;
-  }
+  if (now - last_report_ < std::chrono::seconds(10)) return;
+  spdlog::warn(
+      "connection pressure since the last such line: {} refused over the per-address cap ({}), {} refused with "
+      "nothing idle at the global cap ({}), {} idle connections closed to make room",
+      refused_address_, shared_.limits.max_connections_per_address, refused_full_, shared_.limits.max_connections,
+      evicted_);
+  refused_address_ = refused_full_ = evicted_ = 0;
+  last_report_ = now;
 }
 
 }  // namespace fl::api

@@ -1,7 +1,8 @@
 #pragma once
 // The listener: accepts connections, asks the connection registry whether each may stay (per client
-// address and in all), refuses the ones that may not and starts an HTTP session for the others. A
-// refusal costs one non-blocking write of a 503 and a close, so refused clients hold nothing open.
+// address and in all; at the global cap the longest-idle connection makes room), refuses the ones
+// that may not and starts an HTTP session for the others. A refusal costs one non-blocking write of a
+// 503 and a close, so refused clients hold nothing open.
 // Lives on the server's control strand.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,14 +36,17 @@ class listener {
 
  private:
   void refuse(accepted_socket& socket, connection_registry::admission why);
+  void report_pressure();
 
   boost::asio::io_context& ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
   const session_shared& shared_;
   std::function<void(std::size_t)> on_session_end_;
-  // Refusals are logged as counts, at most one line per 10 s: a flood must not flood the log too.
+  // Refusals and evictions are logged as counts, at most one line per 10 s: a flood must not flood
+  // the log too.
   std::size_t refused_address_ = 0;
   std::size_t refused_full_ = 0;
+  std::size_t evicted_ = 0;
   std::chrono::steady_clock::time_point last_report_{};
 };
 

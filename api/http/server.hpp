@@ -21,7 +21,10 @@ struct server_limits {
   std::chrono::seconds header_timeout{10};
   std::chrono::seconds request_timeout{30};  // default 30 s to receive a body once the headers are in
   std::chrono::seconds write_timeout{30};    // default 30 s to send a response
-  std::size_t max_connections = 1024;        // default 1024: more get 503 and are closed
+  // Default 1024 open at once. A newcomer over it closes the longest-idle connection (waiting for a
+  // request: between keep-alive requests, or new and silent) to take its place; only when none is
+  // idle does it get 503 and is closed. (Evicted connections still closing are not counted.)
+  std::size_t max_connections = 1024;
   // Default 64 open at once from one client address (IPv4, or IPv6 exact): more get 503 and are
   // closed at once, whatever other addresses hold. Several clients behind one NAT share it.
   std::size_t max_connections_per_address = 64;

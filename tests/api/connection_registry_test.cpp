@@ -46,6 +46,51 @@ TEST(connection_registry, ipv4_mapped_into_ipv6_counts_as_the_ipv4_address) {
   EXPECT_EQ(registry.admit(make_address("::ffff:10.0.0.1")).outcome, connection_registry::admission::refused_address);
 }
 
+TEST(connection_registry, at_the_global_cap_the_longest_idle_connection_is_cut_for_a_newcomer) {
+  connection_registry registry({.max_connections = 3, .max_connections_per_address = 3});
+  std::vector<int> interrupted;
+  const auto busy = admitted(registry.admit(make_address("10.0.0.1")));
+  const auto idle_first = admitted(registry.admit(make_address("10.0.0.1")));
+  const auto idle_later = admitted(registry.admit(make_address("10.0.0.2")));
+  registry.attach(busy, [&] { interrupted.push_back(0); });
+  registry.attach(idle_first, [&] { interrupted.push_back(1); });
+  registry.attach(idle_later, [&] { interrupted.push_back(2); });
+  ASSERT_TRUE(registry.enter_idle(idle_first));
+  ASSERT_TRUE(registry.enter_idle(busy));  // idle before both, but then a request came
+  ASSERT_TRUE(registry.enter_idle(idle_later));
+  ASSERT_TRUE(registry.leave_idle(busy));
+
+  const auto newcomer = registry.admit(make_address("10.0.0.3"));
+  EXPECT_EQ(newcomer.outcome, connection_registry::admission::admitted);
+  EXPECT_TRUE(newcomer.evicted);
+  EXPECT_EQ(interrupted, std::vector<int>{1});
+  EXPECT_FALSE(registry.leave_idle(idle_first));  // its wait ends as cut: it closes
+  EXPECT_TRUE(registry.enter_idle(busy));         // the others go on
+
+  // The cut one is still closing: it does not count, so the next newcomer cuts the next longest idle.
+  const auto next = registry.admit(make_address("10.0.0.4"));
+  EXPECT_TRUE(next.evicted);
+  EXPECT_EQ(interrupted, (std::vector<int>{1, 2}));
+  EXPECT_EQ(registry.open_connections(), 5u);
+  registry.release(idle_first);
+  registry.release(idle_later);
+  EXPECT_EQ(registry.open_connections(), 3u);
+}
+
+TEST(connection_registry, a_connection_with_a_request_in_progress_is_never_cut_for_a_newcomer) {
+  connection_registry registry({.max_connections = 2, .max_connections_per_address = 2});
+  bool interrupted = false;
+  const auto first = admitted(registry.admit(make_address("10.0.0.1")));
+  const auto second = admitted(registry.admit(make_address("10.0.0.2")));
+  for (auto conn : {first, second}) {
+    registry.attach(conn, [&] { interrupted = true; });
+    ASSERT_TRUE(registry.enter_idle(conn));
+    ASSERT_TRUE(registry.leave_idle(conn));  // bytes came: a request is being read, answered or streamed
+  }
+  EXPECT_EQ(registry.admit(make_address("10.0.0.3")).outcome, connection_registry::admission::refused_full);
+  EXPECT_FALSE(interrupted);
+}
+
 TEST(connection_registry, global_cap_refuses_a_newcomer_when_nothing_waits) {
   connection_registry registry({.max_connections = 2, .max_connections_per_address = 2});
   admitted(registry.admit(make_address("10.0.0.1")));

@@ -39,6 +39,17 @@ class server : public api_fixture {
     thread_.join();
     start(limits);
   }
+  // Leaves `c` in the middle of a request, for sure: the server has read the headers (it answers
+  // 100 Continue) and waits for the 2-byte body. finish_request() sends it.
+  void begin_request(raw_connection& c) const {
+    ASSERT_TRUE(c.send("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
+                       "\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"));
+    ASSERT_EQ(c.read_response(5s).status, 100);
+  }
+  static void finish_request(raw_connection& c) {
+    ASSERT_TRUE(c.send("{}"));
+    EXPECT_EQ(c.read_response(5s).status, 200);
+  }
   // A keep-alive request that needs the superadmin key (so a 200 proves it went through the router).
   std::string list_mandates() const {
     return "GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ + "\r\n\r\n";
@@ -115,22 +126,69 @@ TEST_F(server, expect_100_continue_is_answered) {
   EXPECT_NE(answer.find("201 Created"), std::string::npos) << answer;
 }
 
-TEST_F(server, refuses_connections_over_the_cap_with_503) {
-  std::vector<std::unique_ptr<api::http_client>> held;
-  for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<api::http_client>("127.0.0.1", server_->port()));
-    EXPECT_EQ(held.back()->request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}}).status, 200);
+TEST_F(server, at_the_global_cap_the_longest_idle_keep_alive_connection_makes_room_for_a_newcomer) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> held;
+  for (int i = 0; i < 4; ++i) {  // idle in this order once answered
+    held.push_back(std::make_unique<raw_connection>(port));
+    ASSERT_TRUE(held.back()->send(list_mandates()));
+    ASSERT_EQ(held.back()->read_response(5s).status, 200);
   }
-  const auto answer = raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_NE(answer.find("503"), std::string::npos) << answer;
-  held.pop_back();  // one leaves; a newcomer is served again
+  raw_connection newcomer(port);
+  ASSERT_TRUE(newcomer.send(list_mandates()));
+  EXPECT_EQ(newcomer.read_response(5s).status, 200);
+  EXPECT_TRUE(held[0]->wait_closed(5s));  // the longest idle went, without an answer
+  EXPECT_EQ(held[0]->received(), "");
+  for (int i = 1; i < 4; ++i) {  // the others stay
+    EXPECT_FALSE(held[i]->closed_now()) << i;
+    ASSERT_TRUE(held[i]->send(list_mandates()));
+    EXPECT_EQ(held[i]->read_response(5s).status, 200) << i;
+  }
+}
+
+TEST_F(server, at_the_global_cap_connections_in_the_middle_of_a_request_are_not_evicted) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> busy;
+  for (int i = 0; i < 3; ++i) {
+    busy.push_back(std::make_unique<raw_connection>(port));
+    begin_request(*busy.back());
+  }
+  raw_connection idle(port);  // idle after the busy ones began: the longest idle is still this one
+  ASSERT_TRUE(idle.send(list_mandates()));
+  ASSERT_EQ(idle.read_response(5s).status, 200);
+
+  // A newcomer takes the idle one's place. (Refused while the server has not yet seen that the
+  // connection went idle after its answer: it only has to be soon.)
   bool served = false;
-  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
-    served =
-        raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: " + superadmin_ +
-                     "\r\n\r\n")
-            .find("200 OK") != std::string::npos;
-    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection newcomer(port);
+    served = newcomer.send(list_mandates()) && newcomer.read_response(5s).status == 200;
+  }
+  EXPECT_TRUE(served);
+  EXPECT_TRUE(idle.wait_closed(5s));
+  for (auto& c : busy) finish_request(*c);  // the requests in progress are answered
+}
+
+TEST_F(server, at_the_global_cap_a_newcomer_gets_503_when_no_connection_is_idle) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> busy;
+  for (int i = 0; i < 4; ++i) {
+    busy.push_back(std::make_unique<raw_connection>(port));
+    begin_request(*busy.back());
+  }
+  raw_connection newcomer(port);
+  EXPECT_TRUE(newcomer.wait_closed(5s));
+  EXPECT_NE(newcomer.received().find("503"), std::string::npos) << newcomer.received();
+  for (auto& c : busy) EXPECT_FALSE(c->closed_now());
+  finish_request(*busy.front());  // the busy ones go on
+
+  busy.pop_back();  // one leaves; a newcomer is served again once the server has seen it go
+  bool served = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection again(port);
+    served = again.send(list_mandates()) && again.read_response(5s).status == 200;
   }
   EXPECT_TRUE(served);
 }
