@@ -1,5 +1,6 @@
 // `fieldline serve`: open the data directory, make sure a superadmin key exists, serve HTTP.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/json/parse.hpp>
@@ -110,6 +111,28 @@ void apply_config_file(serve_options& options, const std::string& path) {
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 
+// Every connection holds a descriptor, and so do RocksDB, the sandbox workers' pipes and the logs.
+// The soft limit is raised to the hard one; if even that leaves less than `reserve` beside
+// max_connections, max_connections is lowered to fit (with a warning), so that connections can never
+// starve the database of descriptors.
+void fit_descriptor_limit(api::server_limits& limits) {
+  constexpr rlim_t reserve = 512;
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) != 0) return;
+  if (nofile.rlim_cur < nofile.rlim_max) {
+    rlimit raised = nofile;
+    raised.rlim_cur = nofile.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
+  }
+  if (nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur >= limits.max_connections + reserve) return;
+  const std::size_t fits = nofile.rlim_cur > reserve + 1 ? nofile.rlim_cur - reserve : 1;
+  spdlog::warn(
+      "the descriptor limit ({}) leaves room for {} connections beside {} for the database and workers; "
+      "max_connections lowered from {} (raise `ulimit -n` to keep it)",
+      nofile.rlim_cur, fits, reserve, limits.max_connections);
+  limits.max_connections = fits;
+}
+
 void serve(serve_options options, const std::vector<std::string>& explicit_flags) {
   if (!options.config.empty()) {
     serve_options from_file = options;
@@ -122,6 +145,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
     options = from_file;
   }
   const auto [host, port] = split_listen(options.listen);
+  fit_descriptor_limit(options.limits);
   auto db = storage::database::open({.dir = options.data});
   if (!db) throw std::runtime_error(db.error().message);
   // Only the server's own uid may enter the data directory (parser workers run as another uid).

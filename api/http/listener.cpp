@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -17,6 +18,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::chrono::milliseconds accept_pause{100};  // when out of descriptors
 
 listener::listener(asio::io_context& ioc, control_strand control, const session_shared& shared,
                    std::function<void(std::size_t)> on_session_end)
@@ -48,9 +50,22 @@ asio::awaitable<void> listener::run() {
     auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), tuple_awaitable);
     if (ec) {
       if (shared_.stopping || ec == asio::error::operation_aborted) break;
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
+          ec == boost::system::errc::too_many_files_open_in_system) {
+        // Out of descriptors or memory: the connection stays in the backlog. Retrying at once would
+        // spin; pause until closing connections have freed some.
+        if (!out_of_resources_)
+          spdlog::warn("accept failed: {}; pausing accepts {} ms at a time", ec.message(), accept_pause.count());
+        out_of_resources_ = true;
+        asio::steady_timer pause(acceptor_.get_executor(), accept_pause);
+        co_await pause.async_wait(tuple_awaitable);
+        continue;
+      }
       spdlog::warn("accept failed: {}", ec.message());
       continue;
     }
+    if (out_of_resources_) spdlog::info("accepting again");
+    out_of_resources_ = false;
     beast::error_code peer_ec;
     const auto peer = socket.remote_endpoint(peer_ec);
     if (peer_ec) continue;  // the client has already gone; the socket closes here

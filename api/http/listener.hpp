@@ -47,6 +47,7 @@ class listener {
   std::size_t refused_address_ = 0;
   std::size_t refused_full_ = 0;
   std::size_t evicted_ = 0;
+  bool out_of_resources_ = false;  // the last accept failed for want of descriptors or memory
   std::chrono::steady_clock::time_point last_report_{};
 };
 
