@@ -19,10 +19,15 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds accept_pause{100};  // when out of descriptors
+constexpr std::chrono::seconds report_interval{10};     // between log lines about refusals and evictions
 
 listener::listener(asio::io_context& ioc, control_strand control, const session_shared& shared,
                    std::function<void(std::size_t)> on_session_end)
-    : ioc_(ioc), acceptor_(control), shared_(shared), on_session_end_(std::move(on_session_end)) {}
+    : ioc_(ioc),
+      acceptor_(control),
+      report_timer_(control),
+      shared_(shared),
+      on_session_end_(std::move(on_session_end)) {}
 
 void listener::listen(const std::string& host, std::uint16_t port) {
   beast::error_code ec;
@@ -43,6 +48,8 @@ std::uint16_t listener::port() const {
 void listener::close() {
   beast::error_code ignored;
   acceptor_.close(ignored);
+  report_timer_.cancel();  // a pending summary must not hold up the drain: it is logged now
+  log_pressure(std::chrono::steady_clock::now());
 }
 
 asio::awaitable<void> listener::run() {
@@ -121,9 +128,25 @@ void listener::refuse(accepted_socket& socket, connection_registry::admission wh
   report_pressure();
 }
 
+// The first refusal or eviction after a quiet spell is logged at once; what follows within 10 s is
+// summed up in one line when the 10 s are over.
 void listener::report_pressure() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_report_ < std::chrono::seconds(10)) return;
+  if (now - last_report_ >= report_interval) {
+    log_pressure(now);
+    return;
+  }
+  if (report_pending_) return;
+  report_pending_ = true;
+  report_timer_.expires_at(last_report_ + report_interval);
+  report_timer_.async_wait([this](beast::error_code ec) {
+    report_pending_ = false;
+    if (!ec) log_pressure(std::chrono::steady_clock::now());
+  });
+}
+
+void listener::log_pressure(std::chrono::steady_clock::time_point now) {
+  if (refused_address_ + refused_full_ + evicted_ == 0) return;
   spdlog::warn(
       "connection pressure since the last such line: {} refused over the per-address cap ({}), {} refused with "
       "nothing idle at the global cap ({}), {} idle connections closed to make room",

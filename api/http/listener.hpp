@@ -7,6 +7,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
 #include <cstdint>
@@ -37,9 +38,11 @@ class listener {
  private:
   void refuse(accepted_socket& socket, connection_registry::admission why);
   void report_pressure();
+  void log_pressure(std::chrono::steady_clock::time_point now);
 
   boost::asio::io_context& ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer report_timer_;
   const session_shared& shared_;
   std::function<void(std::size_t)> on_session_end_;
   // Refusals and evictions are logged as counts, at most one line per 10 s: a flood must not flood
@@ -49,6 +52,7 @@ class listener {
   std::size_t evicted_ = 0;
   bool out_of_resources_ = false;  // the last accept failed for want of descriptors or memory
   std::chrono::steady_clock::time_point last_report_{};
+  bool report_pending_ = false;
 };
 
 }  // namespace fl::api
