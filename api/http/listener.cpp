@@ -21,7 +21,7 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds accept_pause{100};  // when out of descriptors
 constexpr std::chrono::seconds report_interval{10};     // between log lines about refusals and evictions
 
-listener::listener(asio::io_context& ioc, control_strand control, const session_shared& shared,
+listener::listener(asio::io_context& ioc, const control_strand& control, const session_shared& shared,
                    std::function<void(std::size_t)> on_session_end)
     : ioc_(ioc),
       acceptor_(control),
@@ -91,7 +91,7 @@ asio::awaitable<void> listener::run() {
     });
     auto executor = session->executor();
     asio::co_spawn(executor, session->run(admitted.conn),
-                   [this, session, conn = admitted.conn](std::exception_ptr failure) {
+                   [this, session, conn = admitted.conn](const std::exception_ptr& failure) {
                      if (failure) {
                        try {
                          std::rethrow_exception(failure);

@@ -24,7 +24,7 @@ class listener {
   // Each accepted socket gets a strand of its own.
   using accepted_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, control_strand>;
   // `on_session_end(open)` runs after a session closed, with how many are still open (any thread).
-  listener(boost::asio::io_context& ioc, control_strand control, const session_shared& shared,
+  listener(boost::asio::io_context& ioc, const control_strand& control, const session_shared& shared,
            std::function<void(std::size_t)> on_session_end);
 
   // Binds and listens; throws std::runtime_error with the reason (a startup error).

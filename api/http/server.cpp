@@ -104,11 +104,12 @@ void http_server::run(bool handle_signals) {
   }
   asio::co_spawn(impl_->control, impl_->incoming.run(), asio::detached);
   std::vector<std::thread> workers;
-  for (int i = 1; i < impl_->limits.threads; ++i)
+  for (int i = 1; i < impl_->limits.threads; ++i) {
     workers.emplace_back([this] {
       name_this_thread("fl-io");
       impl_->ioc.run();
     });
+  }
   impl_->ioc.run();
   for (auto& t : workers) t.join();
   impl_->writers.join();  // every connection is closed, so no write is still running
