@@ -1,5 +1,6 @@
 // `fieldline serve`: open the data directory, make sure a superadmin key exists, serve HTTP.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/json/parse.hpp>
@@ -61,12 +62,16 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.max_header_bytes = v.to_number<std::size_t>();
     else if (key == "idle_timeout_s")
       options.limits.idle_timeout = seconds(v);
+    else if (key == "header_timeout_s")
+      options.limits.header_timeout = seconds(v);
     else if (key == "request_timeout_s")
       options.limits.request_timeout = seconds(v);
     else if (key == "write_timeout_s")
       options.limits.write_timeout = seconds(v);
     else if (key == "max_connections")
       options.limits.max_connections = v.to_number<std::size_t>();
+    else if (key == "max_connections_per_address")
+      options.limits.max_connections_per_address = v.to_number<std::size_t>();
     else if (key == "shutdown_grace_s")
       options.limits.shutdown_grace = seconds(v);
     else if (key == "threads")
@@ -94,6 +99,7 @@ void apply_config_file(serve_options& options, const std::string& path) {
   }
   if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.write_threads < 1 ||
       options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
+      options.limits.max_connections_per_address < 1 || options.limits.header_timeout.count() < 1 ||
       options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 4096 ||
@@ -103,6 +109,28 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||
       options.reparse.clean_grace.count() < 0)
     throw std::runtime_error("config file " + path + " sets a limit out of range");
+}
+
+// Every connection holds a descriptor, and so do RocksDB, the sandbox workers' pipes and the logs.
+// The soft limit is raised to the hard one; if even that leaves less than `reserve` beside
+// max_connections, max_connections is lowered to fit (with a warning), so that connections can never
+// starve the database of descriptors.
+void fit_descriptor_limit(api::server_limits& limits) {
+  constexpr rlim_t reserve = 512;
+  rlimit nofile{};
+  if (::getrlimit(RLIMIT_NOFILE, &nofile) != 0) return;
+  if (nofile.rlim_cur < nofile.rlim_max) {
+    rlimit raised = nofile;
+    raised.rlim_cur = nofile.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) nofile = raised;
+  }
+  if (nofile.rlim_cur == RLIM_INFINITY || nofile.rlim_cur >= limits.max_connections + reserve) return;
+  const std::size_t fits = nofile.rlim_cur > reserve + 1 ? nofile.rlim_cur - reserve : 1;
+  spdlog::warn(
+      "the descriptor limit ({}) leaves room for {} connections beside {} for the database and workers; "
+      "max_connections lowered from {} (raise `ulimit -n` to keep it)",
+      nofile.rlim_cur, fits, reserve, limits.max_connections);
+  limits.max_connections = fits;
 }
 
 void serve(serve_options options, const std::vector<std::string>& explicit_flags) {
@@ -117,6 +145,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
     options = from_file;
   }
   const auto [host, port] = split_listen(options.listen);
+  fit_descriptor_limit(options.limits);
   auto db = storage::database::open({.dir = options.data});
   if (!db) throw std::runtime_error(db.error().message);
   // Only the server's own uid may enter the data directory (parser workers run as another uid).

@@ -15,11 +15,21 @@ struct server_limits {
   std::size_t max_body_bytes = 1u << 20;     // default 1 MiB: larger bodies get 413
   std::size_t max_header_bytes = 16u << 10;  // default 16 KiB: larger headers get 431
   std::chrono::seconds idle_timeout{75};     // default 75 s (clients keep idle connections 30-60 s)
-  std::chrono::seconds request_timeout{30};  // default 30 s to receive a whole request once started
+  // Default 10 s: a new connection must send its first request's headers whole within this of being
+  // accepted (sending nothing counts too), and a later request its headers within this of its first
+  // byte; else it is closed without an answer (slowloris).
+  std::chrono::seconds header_timeout{10};
+  std::chrono::seconds request_timeout{30};  // default 30 s to receive a body once the headers are in
   std::chrono::seconds write_timeout{30};    // default 30 s to send a response
-  std::size_t max_connections = 1024;        // default 1024: more get 503 and are closed
-  std::chrono::seconds shutdown_grace{10};   // default 10 s for in-flight requests on stop
-  int threads = 2;                           // default 2 I/O threads (one per core): reads run on them
+  // Default 1024 open at once. A newcomer over it closes the longest-idle connection (waiting for a
+  // request: between keep-alive requests, or new and silent) to take its place; only when none is
+  // idle does it get 503 and is closed. (Evicted connections still closing are not counted.)
+  std::size_t max_connections = 1024;
+  // Default 64 open at once from one client address (IPv4, or IPv6 exact): more get 503 and are
+  // closed at once, whatever other addresses hold. Several clients behind one NAT share it.
+  std::size_t max_connections_per_address = 64;
+  std::chrono::seconds shutdown_grace{10};  // default 10 s for in-flight requests on stop
+  int threads = 2;                          // default 2 I/O threads (one per core): reads run on them
   // Writes wait for their fsync; they run on this many threads of their own so that many can wait
   // at once (RocksDB then shares one fsync among them) without stalling reads.
   int write_threads = 16;  // default 16

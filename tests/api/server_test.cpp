@@ -7,10 +7,17 @@
 #include <boost/asio/write.hpp>
 #include <thread>
 
+#include <poll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "api/http/client.hpp"
 #include "support/api_fixture.hpp"
+#include "support/raw_connection.hpp"
 
 namespace fl::testing {
+
+using namespace std::chrono_literals;
 
 class server : public api_fixture {
  protected:
@@ -19,14 +26,37 @@ class server : public api_fixture {
     server_->listen("127.0.0.1", 0);
     thread_ = std::thread([this] { server_->run(false); });
   }
-  void SetUp() override {
-    api_fixture::SetUp();
+  static api::server_limits test_limits() {
     api::server_limits limits;
     limits.max_body_bytes = 4096;
     limits.max_header_bytes = 2048;
     limits.max_connections = 4;
     limits.shutdown_grace = std::chrono::seconds(5);
+    return limits;
+  }
+  void SetUp() override {
+    api_fixture::SetUp();
+    start(test_limits());
+  }
+  void restart(api::server_limits limits) {
+    server_->stop();
+    thread_.join();
     start(limits);
+  }
+  // Leaves `c` in the middle of a request, for sure: the server has read the headers (it answers
+  // 100 Continue) and waits for the 2-byte body. finish_request() sends it.
+  void begin_request(raw_connection& c) const {
+    ASSERT_TRUE(c.send("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
+                       "\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n"));
+    ASSERT_EQ(c.read_response(5s).status, 100);
+  }
+  static void finish_request(raw_connection& c) {
+    ASSERT_TRUE(c.send("{}"));
+    EXPECT_EQ(c.read_response(5s).status, 200);
+  }
+  // A keep-alive request that needs the superadmin key (so a 200 proves it went through the router).
+  std::string list_mandates() const {
+    return "GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ + "\r\n\r\n";
   }
   void TearDown() override {
     if (server_) server_->stop();
@@ -100,24 +130,206 @@ TEST_F(server, expect_100_continue_is_answered) {
   EXPECT_NE(answer.find("201 Created"), std::string::npos) << answer;
 }
 
-TEST_F(server, refuses_connections_over_the_cap_with_503) {
-  std::vector<std::unique_ptr<api::http_client>> held;
+// Which idle connection is the longest idle depends on when the server saw each go idle after its
+// answer, which a client cannot observe; the order itself is tested in connection_registry_test.
+TEST_F(server, at_the_global_cap_an_idle_keep_alive_connection_makes_room_for_a_newcomer) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> held;
   for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<api::http_client>("127.0.0.1", server_->port()));
-    EXPECT_EQ(held.back()->request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}}).status, 200);
+    held.push_back(std::make_unique<raw_connection>(port));
+    ASSERT_TRUE(held.back()->send(list_mandates()));
+    ASSERT_EQ(held.back()->read_response(5s).status, 200);
   }
-  const auto answer = raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_NE(answer.find("503"), std::string::npos) << answer;
-  held.pop_back();  // one leaves; a newcomer is served again
+  // A newcomer is served (refused only while the server has not yet seen the last answered one go idle).
   bool served = false;
-  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
-    served =
-        raw_exchange("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nConnection: close\r\nx-api-key: " + superadmin_ +
-                     "\r\n\r\n")
-            .find("200 OK") != std::string::npos;
-    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection newcomer(port);
+    served = newcomer.send(list_mandates()) && newcomer.read_response(5s).status == 200;
   }
   EXPECT_TRUE(served);
+
+  // Exactly one idle connection went, without an answer; the others stay and are served.
+  std::vector<pollfd> watched;
+  for (auto& c : held) watched.push_back({c->fd(), POLLIN, 0});
+  ASSERT_GT(::poll(watched.data(), watched.size(), 5000), 0);
+  int gone = 0;
+  for (auto& c : held) {
+    if (c->closed_now()) {
+      ++gone;
+      EXPECT_EQ(c->received(), "");
+      continue;
+    }
+    ASSERT_TRUE(c->send(list_mandates()));
+    EXPECT_EQ(c->read_response(5s).status, 200);
+  }
+  EXPECT_EQ(gone, 1);
+}
+
+TEST_F(server, at_the_global_cap_connections_in_the_middle_of_a_request_are_not_evicted) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> busy;
+  for (int i = 0; i < 3; ++i) {
+    busy.push_back(std::make_unique<raw_connection>(port));
+    begin_request(*busy.back());
+  }
+  raw_connection idle(port);  // idle after the busy ones began: the longest idle is still this one
+  ASSERT_TRUE(idle.send(list_mandates()));
+  ASSERT_EQ(idle.read_response(5s).status, 200);
+
+  // A newcomer takes the idle one's place. (Refused while the server has not yet seen that the
+  // connection went idle after its answer: it only has to be soon.)
+  bool served = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection newcomer(port);
+    served = newcomer.send(list_mandates()) && newcomer.read_response(5s).status == 200;
+  }
+  EXPECT_TRUE(served);
+  EXPECT_TRUE(idle.wait_closed(5s));
+  for (auto& c : busy) finish_request(*c);  // the requests in progress are answered
+}
+
+TEST_F(server, at_the_global_cap_a_newcomer_gets_503_when_no_connection_is_idle) {
+  const auto port = server_->port();  // the cap is 4
+  std::vector<std::unique_ptr<raw_connection>> busy;
+  for (int i = 0; i < 4; ++i) {
+    busy.push_back(std::make_unique<raw_connection>(port));
+    begin_request(*busy.back());
+  }
+  raw_connection newcomer(port);
+  EXPECT_TRUE(newcomer.wait_closed(5s));
+  EXPECT_NE(newcomer.received().find("503"), std::string::npos) << newcomer.received();
+  for (auto& c : busy) EXPECT_FALSE(c->closed_now());
+  finish_request(*busy.front());  // the busy ones go on
+
+  busy.pop_back();  // one leaves; a newcomer is served again once the server has seen it go
+  bool served = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection again(port);
+    served = again.send(list_mandates()) && again.read_response(5s).status == 200;
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(server, per_address_cap_refuses_the_next_connection_from_that_address_but_not_from_another) {
+  auto limits = test_limits();
+  limits.max_connections_per_address = 2;
+  restart(limits);
+  const auto port = server_->port();
+  raw_connection first(port), second(port);
+  for (auto* held : {&first, &second}) {
+    ASSERT_TRUE(held->send(list_mandates()));
+    EXPECT_EQ(held->read_response(5s).status, 200);
+  }
+
+  raw_connection third(port);  // also from 127.0.0.1: over its cap
+  ASSERT_TRUE(third.connected());
+  EXPECT_TRUE(third.wait_closed(5s));
+  EXPECT_NE(third.received().find("503"), std::string::npos) << third.received();
+  EXPECT_NE(third.received().find("your address"), std::string::npos) << third.received();
+
+  raw_connection other(port, "127.0.0.2");  // another address is not affected
+  ASSERT_TRUE(other.send(list_mandates()));
+  EXPECT_EQ(other.read_response(5s).status, 200);
+  ASSERT_TRUE(first.send(list_mandates()));  // nor are the connections held
+  EXPECT_EQ(first.read_response(5s).status, 200);
+
+  second.close();  // one leaves: its address may connect again once the server has seen it go
+  bool served = false;
+  for (const auto deadline = std::chrono::steady_clock::now() + 5s;
+       !served && std::chrono::steady_clock::now() < deadline;) {
+    raw_connection again(port);
+    served = again.send(list_mandates()) && again.read_response(5s).status == 200;
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(server, header_deadline_closes_a_slowloris_connection) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  const auto began = std::chrono::steady_clock::now();
+  raw_connection slow(server_->port());
+  ASSERT_TRUE(slow.send("GET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\n"));
+  // One more header line every 100 ms, never the blank line that ends them.
+  bool closed = false;
+  for (int line = 0; !closed && line < 100; ++line) {
+    slow.send("x-slow-" + std::to_string(line) + ": 1\r\n");
+    closed = slow.wait_closed(100ms);
+  }
+  const auto lasted = std::chrono::steady_clock::now() - began;
+  EXPECT_TRUE(closed);
+  EXPECT_GE(lasted, 900ms);
+  EXPECT_LT(lasted, 5s);
+  EXPECT_EQ(slow.received(), "");  // closed without an answer
+}
+
+TEST_F(server, header_deadline_closes_a_new_connection_that_sends_nothing) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  const auto began = std::chrono::steady_clock::now();
+  raw_connection silent(server_->port());
+  EXPECT_TRUE(silent.wait_closed(5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 900ms);
+}
+
+TEST_F(server, header_deadline_applies_to_a_later_request_on_a_keep_alive_connection) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+  const auto began = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c.send("GET /admin/v1/mandates HTTP/1.1\r\n"));  // a second request that never ends its headers
+  EXPECT_TRUE(c.wait_closed(5s));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, 900ms);
+}
+
+TEST_F(server, keep_alive_between_requests_waits_for_the_idle_timeout_not_the_header_deadline) {
+  auto limits = test_limits();
+  limits.header_timeout = 1s;
+  restart(limits);
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+  EXPECT_FALSE(c.wait_closed(2500ms));  // well past the header deadline, far from the 75 s idle timeout
+  ASSERT_TRUE(c.send(list_mandates()));
+  EXPECT_EQ(c.read_response(5s).status, 200);
+}
+
+TEST_F(server, out_of_descriptors_the_listener_pauses_instead_of_spinning_then_recovers) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Only the lowest free descriptor may be opened: the client's socket takes it, the accept finds none.
+  const int lowest_free = ::dup(0);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(lowest_free) + 1;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  struct restore {
+    rlimit limit;
+    ~restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
+  } restore_on_exit{saved};
+
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.send(list_mandates()));
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  EXPECT_EQ(c.read_response(500ms).status, 0);  // not accepted while there is no descriptor
+  ::getrusage(RUSAGE_SELF, &after);
+  const auto cpu_us = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1'000'000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+  };
+  EXPECT_LT(cpu_us(after) - cpu_us(before), 100'000L) << "the accept loop spins";
+
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_EQ(c.read_response(5s).status, 200);  // accepted on the next try
 }
 
 TEST_F(server, stop_closes_idle_keep_alive_connections_and_returns) {

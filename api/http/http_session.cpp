@@ -1,0 +1,188 @@
+#include "api/http/http_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <optional>
+
+#include "api/http/envelope.hpp"
+
+namespace fl::api {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t first_read_bytes = 4096;  // read while waiting for a request; the parser limits the header
+
+namespace {
+
+http::response<http::string_body> to_beast(const http_response& r, unsigned version, bool keep_alive) {
+  http::response<http::string_body> res{static_cast<http::status>(r.status), version};
+  res.set(http::field::server, "fieldline");
+  if (!r.content_type.empty()) res.set(http::field::content_type, r.content_type);
+  for (const auto& [name, value] : r.headers) res.set(name, value);
+  res.body() = r.body;
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  return res;
+}
+
+http_request from_beast(const http::request<http::string_body>& req) {
+  http_request out;
+  out.method = std::string(req.method_string());
+  const std::string_view target = req.target();
+  const std::size_t q = target.find('?');
+  out.path = std::string(target.substr(0, q));
+  if (q != std::string_view::npos) out.query = std::string(target.substr(q + 1));
+  out.body = req.body();
+  if (auto it = req.find("x-api-key"); it != req.end()) out.api_key_header = std::string(it->value());
+  return out;
+}
+
+}  // namespace
+
+http::response<http::string_body> early_error(int status, std::string message) {
+  return to_beast(error_response({status, std::move(message)}), 11, false);
+}
+
+http_session::http_session(tcp::socket socket, const session_shared& shared)
+    : shared_(shared), stream_(std::move(socket)) {}
+
+void http_session::interrupt() {
+  asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    if (self->waiting_for_request_) self->stream_.cancel();
+  });
+}
+
+asio::awaitable<void> http_session::run(connection_registry::id conn) {
+  const auto& limits = shared_.limits;
+  beast::flat_buffer buffer;
+  bool cut = false;  // by the registry: answer what was received, then close
+  // A new connection has header_timeout from its accept to send its first request's headers whole
+  // (nothing sent counts too); later requests have idle_timeout for their first byte, then
+  // header_timeout for the rest of their headers.
+  bool first = true;
+  stream_.expires_after(limits.header_timeout);
+  while (!shared_.stopping && !cut) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+    parser.body_limit(limits.max_body_bytes);
+
+    if (buffer.size() == 0) {  // else a pipelined request has begun already
+      // Waiting for the first byte of a request: the only time this connection may be cut.
+      if (!shared_.registry.enter_idle(conn)) break;
+      waiting_for_request_ = true;
+      if (!first) stream_.expires_after(limits.idle_timeout);
+      auto [wait_ec, n] = co_await stream_.async_read_some(buffer.prepare(first_read_bytes), tuple_awaitable);
+      waiting_for_request_ = false;
+      cut = !shared_.registry.leave_idle(conn);
+      if (wait_ec) break;  // end of stream, timeout, reset, or cut while nothing had come
+      buffer.commit(n);
+    }
+    if (!first) stream_.expires_after(limits.header_timeout);
+    first = false;
+    auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
+    if (!header_ec && parser.get()[http::field::expect] == "100-continue") {
+      http::response<http::empty_body> cont{http::status::continue_, 11};
+      stream_.expires_after(limits.write_timeout);
+      co_await http::async_write(stream_, cont, tuple_awaitable);
+    }
+    beast::error_code ec = header_ec;
+    if (!ec) {
+      stream_.expires_after(limits.request_timeout);
+      auto [body_ec, body_bytes] = co_await http::async_read(stream_, buffer, parser, tuple_awaitable);
+      ec = body_ec;
+    }
+    if (ec) {
+      std::optional<http::response<http::string_body>> answer;
+      if (ec == http::error::body_limit) {
+        answer = early_error(413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
+      } else if (ec == http::error::header_limit) {
+        answer = early_error(431, "request header exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
+      } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&
+                 ec != http::error::end_of_stream && ec != http::error::partial_message) {
+        answer = early_error(400, "malformed HTTP request: " + ec.message());
+      }
+      if (answer) {
+        stream_.expires_after(limits.write_timeout);
+        co_await http::async_write(stream_, *answer, tuple_awaitable);
+      }
+      break;  // end of stream, timeout, reset or an answered error: the connection is done
+    }
+
+    const auto& req = parser.get();
+    const http_request request = from_beast(req);
+    http_response answer;
+    if (auto here = shared_.routes.handle_unless_blocking(request)) {
+      answer = std::move(*here);
+    } else {
+      // A write that may block: handled on the write pool, this coroutine resumes on its
+      // connection afterwards.
+      answer = co_await asio::co_spawn(
+          shared_.writers, [&]() -> asio::awaitable<http_response> { co_return shared_.routes.handle(request); },
+          asio::use_awaitable);
+    }
+    if (answer.after_durable && !co_await wait_durable(answer)) {
+      answer = error_response({503, "the write could not be made durable; retry"});
+    }
+    const bool keep_alive = req.keep_alive() && !shared_.stopping && !cut;
+    if (answer.stream && req.method() != http::verb::head) {
+      if (!co_await write_stream(answer, req.version(), keep_alive) || !keep_alive) break;
+      continue;
+    }
+    auto res = to_beast(answer, req.version(), keep_alive);
+    if (req.method() == http::verb::head) res.body().clear();
+    stream_.expires_after(limits.write_timeout);
+    auto [write_ec, written] = co_await http::async_write(stream_, res, tuple_awaitable);
+    if (write_ec || !keep_alive) break;
+  }
+  beast::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.close();
+}
+
+// Suspends this connection until the handler's write is durable; the syncer's thread completes it.
+asio::awaitable<bool> http_session::wait_durable(const http_response& answer) {
+  auto executor = stream_.get_executor();
+  co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
+      [&](auto handler) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        answer.after_durable(
+            [shared, executor](bool ok) { asio::post(executor, [shared, ok]() mutable { (*shared)(ok); }); });
+      },
+      asio::use_awaitable);
+}
+
+// A streamed body: chunked transfer encoding, one chunk per piece the producer hands out, so
+// memory stays at one piece however long the result. False when the connection broke.
+asio::awaitable<bool> http_session::write_stream(const http_response& answer, unsigned version, bool keep_alive) {
+  const auto& limits = shared_.limits;
+  http::response<http::empty_body> head{static_cast<http::status>(answer.status), version};
+  head.set(http::field::server, "fieldline");
+  head.set(http::field::content_type, answer.content_type);
+  for (const auto& [name, value] : answer.headers) head.set(name, value);
+  head.keep_alive(keep_alive);
+  head.chunked(true);
+  http::response_serializer<http::empty_body> serializer{head};
+  stream_.expires_after(limits.write_timeout);
+  auto [head_ec, head_bytes] = co_await http::async_write_header(stream_, serializer, tuple_awaitable);
+  if (head_ec) co_return false;
+  while (true) {
+    std::string piece = answer.stream->next();
+    if (piece.empty()) break;
+    stream_.expires_after(limits.write_timeout);
+    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(piece)), tuple_awaitable);
+    if (ec) co_return false;
+  }
+  stream_.expires_after(limits.write_timeout);
+  auto [last_ec, last_bytes] = co_await asio::async_write(stream_, http::make_chunk_last(), tuple_awaitable);
+  co_return !last_ec;
+}
+
+}  // namespace fl::api

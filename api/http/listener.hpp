@@ -1,0 +1,58 @@
+#pragma once
+// The listener: accepts connections, asks the connection registry whether each may stay (per client
+// address and in all; at the global cap the longest-idle connection makes room), refuses the ones
+// that may not and starts an HTTP session for the others. A refusal costs one non-blocking write of a
+// 503 and a close, so refused clients hold nothing open.
+// Lives on the server's control strand.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "api/http/http_session.hpp"
+
+namespace fl::api {
+
+class listener {
+ public:
+  using control_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  // Each accepted socket gets a strand of its own.
+  using accepted_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, control_strand>;
+  // `on_session_end(open)` runs after a session closed, with how many are still open (any thread).
+  listener(boost::asio::io_context& ioc, const control_strand& control, const session_shared& shared,
+           std::function<void(std::size_t)> on_session_end);
+
+  // Binds and listens; throws std::runtime_error with the reason (a startup error).
+  void listen(const std::string& host, std::uint16_t port);
+  [[nodiscard]] std::uint16_t port() const;
+  // Accepts until close() or the server stops. Runs on the control strand.
+  boost::asio::awaitable<void> run();
+  // On the control strand: no more connections are accepted.
+  void close();
+
+ private:
+  void refuse(accepted_socket& socket, connection_registry::admission why);
+  void report_pressure();
+  void log_pressure(std::chrono::steady_clock::time_point now);
+
+  boost::asio::io_context& ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer report_timer_;
+  const session_shared& shared_;
+  std::function<void(std::size_t)> on_session_end_;
+  // Refusals and evictions are logged as counts, at most one line per 10 s: a flood must not flood
+  // the log too.
+  std::size_t refused_address_ = 0;
+  std::size_t refused_full_ = 0;
+  std::size_t evicted_ = 0;
+  bool out_of_resources_ = false;  // the last accept failed for want of descriptors or memory
+  std::chrono::steady_clock::time_point last_report_{};
+  bool report_pending_ = false;
+};
+
+}  // namespace fl::api
