@@ -116,17 +116,20 @@ parse_outcome outcome_of(const etf::term& t) {
   return out;
 }
 
-std::optional<std::vector<parse_outcome>> outcomes_frame(const etf::term& frame, std::size_t expected_index,
-                                                         std::size_t most) {
+std::optional<outcomes> outcomes_frame(const etf::term& frame, std::size_t expected_index, std::size_t left) {
   const auto* tup = frame.as_tuple();
-  if (!tup || tup->items.size() != 3 || !tup->items[0].is_atom("outcomes")) return std::nullopt;
+  if (!tup || (tup->items.size() != 3 && tup->items.size() != 4) || !tup->items[0].is_atom("outcomes"))
+    return std::nullopt;
+  const bool last = tup->items.size() == 4;
   const auto* index = tup->items[1].as_int();
   const auto* list = tup->items[2].as_list();
-  if (!index || *index != static_cast<std::int64_t>(expected_index) || !list || list->empty() || list->size() > most)
+  if (!index || *index != static_cast<std::int64_t>(expected_index) || !list || list->empty() || list->size() > left ||
+      (last != (list->size() == left)))
     return std::nullopt;
-  std::vector<parse_outcome> out;
-  out.reserve(list->size());
-  for (const auto& t : *list) out.push_back(outcome_of(t));
+  outcomes out;
+  out.items.reserve(list->size());
+  for (const auto& t : *list) out.items.push_back(outcome_of(t));
+  if (last) out.stats = &tup->items[3];
   return out;
 }
 
@@ -144,7 +147,8 @@ std::string test_request(const parser_code& code, const parse_limits& limits) {
 }
 
 std::string parse_request(const parser_code& code, const parse_limits& limits,
-                          const std::vector<stored_reading>& history, std::span<const packet_input> packets) {
+                          const std::vector<stored_reading>& history, std::span<const packet_input> packets,
+                          bool announce) {
   etf::list readings;
   for (const auto& r : history) {
     readings.push_back(etf::map{{etf::make_binary("data"), etf::from_json(r.data)},
@@ -152,9 +156,9 @@ std::string parse_request(const parser_code& code, const parse_limits& limits,
   }
   etf::list items;
   for (const auto& p : packets) items.push_back(packet_term(p));
-  return etf::encode(
-      etf::make_tuple({etf::make_atom("parse"), etf::make_binary(code.key()), etf::make_binary(code.source),
-                       limits_term(limits), etf::term(std::move(readings)), etf::term(std::move(items))}));
+  return etf::encode(etf::make_tuple(
+      {etf::make_atom("parse"), etf::make_binary(code.key()), etf::make_binary(code.source), limits_term(limits),
+       etf::term(std::move(readings)), etf::term(std::move(items)), etf::make_atom(announce ? "true" : "false")}));
 }
 
 }  // namespace fl::sandbox::protocol

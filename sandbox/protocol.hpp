@@ -18,14 +18,21 @@ using problem_list = std::vector<std::pair<std::optional<int>, std::string>>;
 [[nodiscard]] std::string ping_request();
 [[nodiscard]] std::string check_request(const std::string& source);
 [[nodiscard]] std::string test_request(const parser_code& code, const parse_limits& limits);
+// `announce`: the worker answers {:ready} once the parser is compiled (the host does not know it to
+// be compiled there yet, and gives that frame the compile budget).
 [[nodiscard]] std::string parse_request(const parser_code& code, const parse_limits& limits,
                                         const std::vector<stored_reading>& history,
-                                        std::span<const packet_input> packets);
+                                        std::span<const packet_input> packets, bool announce);
 
-// `{:outcomes, index, [outcome, ...]}` -> the outcomes when `index` is the expected one and they
-// are at least one and at most `most`; nullopt for anything else.
-[[nodiscard]] std::optional<std::vector<parse_outcome>> outcomes_frame(const etf::term& frame,
-                                                                       std::size_t expected_index, std::size_t most);
+// `{:outcomes, index, [outcome, ...]}` (more to come) or `{:outcomes, index, [outcome, ...], stats}`
+// (the last): the outcomes when `index` is the expected one, they are at least one, and the last
+// frame completes the batch exactly (`left` outcomes were still owed); nullopt for anything else.
+struct outcomes {
+  std::vector<parse_outcome> items;
+  const etf::term* stats = nullptr;  // set on the last frame (points into the frame)
+};
+[[nodiscard]] std::optional<outcomes> outcomes_frame(const etf::term& frame, std::size_t expected_index,
+                                                     std::size_t left);
 [[nodiscard]] parse_outcome outcome_of(const etf::term& t);
 [[nodiscard]] problem_list problems_of(const etf::term* t);
 [[nodiscard]] std::string describe(const problem_list& problems);

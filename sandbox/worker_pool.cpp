@@ -261,9 +261,11 @@ void worker_pool::release(std::unique_ptr<slot> s, bool healthy) {
 struct worker_pool::batch_result {
   std::vector<parse_outcome> outcomes;  // a prefix of the packets (all of them unless the worker was stopped)
   bool healthy = true;
-  // The worker died or spoke out of turn before the batch started: the worker's fault, not a
-  // packet's, so the batch is tried once more on a fresh worker before every packet is charged.
+  // The worker failed before any outcome, in a way that points at the worker rather than at a
+  // packet (it died while compiling, or spoke out of turn): the batch is tried once more on a fresh
+  // worker. Failing again, compiling charges every packet; speaking out of turn the first one.
   std::optional<parse_outcome> failed_to_start;
+  bool compiling = false;
 };
 
 worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& code, const parse_limits& limits,
@@ -272,11 +274,11 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
   batch_result result;
   auto& w = *s.process;
   const auto key = code.key();
-  const auto grace = config_.deadline_grace;
-  const auto per_packet = std::chrono::milliseconds(limits.timeout_ms) + grace;
-  // Compiling is charged once per worker and parser version; afterwards the first frame is as quick
-  // as any other.
-  auto deadline = clock::now() + (s.loaded.contains(key) ? grace : config_.compile_budget);
+  const auto per_packet = std::chrono::milliseconds(limits.timeout_ms) + config_.deadline_grace;
+  // Compiling is charged once per worker and parser version: the worker announces it with {:ready}
+  // and that frame gets the compile budget. Afterwards every frame gets one packet's deadline.
+  const bool compiled_here = s.loaded.contains(key);
+  auto deadline = clock::now() + (compiled_here ? per_packet : config_.compile_budget);
   auto fail_rest = [&](io_status status, const std::string& why) {
     const auto tail = w.stderr_tail();
     auto failed = stopped(status, tail, why);
@@ -286,7 +288,7 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     w.kill();
     return failed;
   };
-  if (!w.send(protocol::parse_request(code, limits, history, packets), deadline)) {
+  if (!w.send(protocol::parse_request(code, limits, history, packets, !compiled_here), deadline)) {
     auto failed = fail_rest(clock::now() >= deadline ? io_status::timeout : io_status::died, "");
     result.outcomes.push_back(std::move(failed));
     return result;
@@ -300,44 +302,47 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     result.healthy = !worn_out(&rejected->items[2], config_);
     return result;
   }
-  if (!protocol::tagged(decoded, "ready", 1)) {
-    if (status == io_status::ok) status = io_status::protocol_error;
-    auto failed = fail_rest(status, "expected ready");
-    if (failed.kind == outcome_kind::timeout) {
-      // Compiling overran: that concerns every packet alike, none can be parsed with this version.
-      failed.message = "compiling the parser overran its budget";
-      result.outcomes.assign(packets.size(), failed);
-    } else {
-      result.failed_to_start = std::move(failed);
+  if (!compiled_here) {
+    if (!protocol::tagged(decoded, "ready", 1)) {
+      if (status == io_status::ok) status = io_status::protocol_error;
+      auto failed = fail_rest(status, "expected ready");
+      if (failed.kind == outcome_kind::timeout) {
+        // Compiling overran: that concerns every packet alike, none can be parsed with this version.
+        failed.message = "compiling the parser overran its budget";
+        result.outcomes.assign(packets.size(), failed);
+      } else {
+        result.failed_to_start = std::move(failed);
+        result.compiling = true;
+      }
+      return result;
     }
-    return result;
-  }
-  s.loaded.insert(key);
-  // Each frame carries the outcomes that finished since the last one; the next must come within one
-  // packet's deadline (plus the grace) of it.
-  while (result.outcomes.size() < packets.size()) {
-    const std::size_t next = result.outcomes.size();
-    deadline = clock::now() + per_packet;
-    status = w.receive(frame, deadline);
+    s.loaded.insert(key);
+    status = w.receive(frame, clock::now() + per_packet);
     decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
+  }
+  // Each frame carries the outcomes that finished since the last one; the next must come within one
+  // packet's deadline (plus the grace) of it. The last frame carries the worker's stats.
+  while (true) {
+    const std::size_t next = result.outcomes.size();
     auto outcomes = decoded ? protocol::outcomes_frame(*decoded, next, packets.size() - next) : std::nullopt;
     if (!outcomes) {
       if (status == io_status::ok) status = io_status::protocol_error;
-      result.outcomes.push_back(fail_rest(status, "expected the outcome of packet " + std::to_string(next)));
+      auto failed = fail_rest(status, "expected the outcome of packet " + std::to_string(next));
+      if (next == 0 && status == io_status::protocol_error) {
+        result.failed_to_start = std::move(failed);  // e.g. a frame left over from an earlier call
+      } else {
+        result.outcomes.push_back(std::move(failed));  // the packet in progress
+      }
       return result;
     }
-    for (auto& o : *outcomes) result.outcomes.push_back(std::move(o));
+    for (auto& o : outcomes->items) result.outcomes.push_back(std::move(o));
+    if (outcomes->stats) {
+      result.healthy = !worn_out(outcomes->stats, config_);
+      return result;
+    }
+    status = w.receive(frame, clock::now() + per_packet);
+    decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
   }
-  status = w.receive(frame, clock::now() + grace);
-  decoded = status == io_status::ok ? decode_frame(frame) : std::nullopt;
-  const auto* done = protocol::tagged(decoded, "done", 2);
-  if (!done) {
-    // Every packet has its outcome; only the worker is suspect.
-    (void)fail_rest(status == io_status::ok ? io_status::protocol_error : status, "expected done");
-    return result;
-  }
-  result.healthy = !worn_out(&done->items[1], config_);
-  return result;
 }
 
 std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const parser_code& code,
@@ -359,8 +364,9 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
         retried_start = true;
         continue;
       }
-      batch.outcomes.assign(rest.size(), *batch.failed_to_start);
+      batch.outcomes.assign(batch.compiling ? rest.size() : 1, *batch.failed_to_start);
     }
+    retried_start = false;
     // The readings of packets parsed so far come first in what get_last_reading/2 sees next.
     for (std::size_t i = 0; i < batch.outcomes.size(); ++i) {
       for (const auto& r : batch.outcomes[i].readings)

@@ -7,12 +7,11 @@ defmodule Fieldline.Worker do
 
     {:ping}                                              -> {:pong, stats}
     {:check, source}                                     -> {:checked, :ok | {:error, [{line, msg}]}}
-    {:parse, key, source, limits, last_readings, packets} -> {:ready}, then {:outcomes, i, [outcome]}
-                                                            as packets finish (i: the first one's
-                                                            index; several when they finished
-                                                            together), then
-                                                            {:done, stats}
-                                                            | {:rejected, [{line, msg}], stats}
+    {:parse, key, source, limits, last_readings, packets, announce}
+        -> {:ready} once compiled (only when `announce`: the host then expects it), then
+           {:outcomes, i, [outcome]} as packets finish (i: the first one's index; several when
+           they finished together), the last one as {:outcomes, i, [outcome], stats}
+         | {:rejected, [{line, msg}], stats}
     {:test, key, source, limits}                         -> {:tested, report, stats} | {:rejected, ...}
 
   Outcomes stream one frame per packet so that the host can hold each packet to its own deadline
@@ -91,18 +90,20 @@ defmodule Fieldline.Worker do
 
   def handle({:check, source}, emit), do: emit.({:checked, Fieldline.Compiler.check(source)})
 
-  def handle({:parse, key, source, limits, last_readings, packets}, emit) do
+  def handle({:parse, key, source, limits, last_readings, packets, announce}, emit) do
     case Fieldline.Compiler.load(key, source) do
       {:ok, module} ->
-        emit.({:ready})
+        if announce, do: emit.({:ready})
         history = Enum.map(last_readings, &stored_reading/1)
         Process.put(:fieldline_atom_budget, @atoms_per_call)
         inputs = Enum.map(packets, &parser_input/1)
-        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcomes ->
-          emit.({:outcomes, index, outcomes})
-        end)
+        total = length(inputs)
 
-        emit.({:done, stats()})
+        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcomes ->
+          if index + length(outcomes) == total,
+            do: emit.({:outcomes, index, outcomes, stats()}),
+            else: emit.({:outcomes, index, outcomes})
+        end)
 
       {:error, problems} ->
         emit.({:rejected, problems, stats()})

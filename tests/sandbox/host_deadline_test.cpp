@@ -25,8 +25,10 @@ std::vector<std::string> rogue(const std::string& on_parse) {
       "Send = fun(T) -> port_command(P, term_to_binary(T)) end, "
       "(fun Loop() -> receive {P, {data, B}} -> case binary_to_term(B) of "
       "{ping} -> Send({pong, #{}}), Loop(); "
-      "{parse, _, _, _, _, _} -> Send({ready}), Send({outcomes, 0, [{ok, [], []}]}), " +
-      on_parse + " end end end)() end).";
+      "{parse, _, _, _, _, Pk, Announce} -> Announce andalso Send({ready}), "
+      "case length(Pk) of 1 -> Send({outcomes, 0, [{ok, [], []}], #{}}), Loop(); "
+      "_ -> Send({outcomes, 0, [{ok, [], []}]}), " +
+      on_parse + " end end end end)() end).";
   return {"-eval", program};
 }
 
@@ -107,8 +109,7 @@ TEST(host_deadline, a_worker_that_dies_mid_batch_charges_only_the_packet_in_prog
 TEST(host_deadline, frames_left_over_from_an_earlier_call_are_rejected) {
   // The worker answers in full, then appends a frame for the next call to find first.
   auto pool = pool_running(
-      "Send({outcomes, 1, [{ok, [], []}, {ok, [], []}]}), Send({done, #{}}), "
-      "Send({outcomes, 0, [{ok, [], []}]}), Loop()");
+      "Send({outcomes, 1, [{ok, [], []}, {ok, [], []}], #{}}), Send({outcomes, 5, [{ok, [], []}]}), Loop()");
   auto first = parse_three(*pool);
   for (const auto& o : first) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
   const auto started = pool->workers_started();
