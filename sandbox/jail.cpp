@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -160,6 +161,9 @@ void enter_jail(const jail_plan& plan, jail_fds fds) {
         ::syscall(SYS_setresuid, plan.uid, plan.uid, plan.uid) != 0)
       fail(status_fd, jail_step::drop_privileges);
   }
+  // Die with the host's spawner thread, i.e. with the server, whatever runs inside. After the uid
+  // change: changing credentials clears it.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail(status_fd, jail_step::drop_privileges);
   const auto& l = plan.limits;
   if (!set_limit(RLIMIT_AS, l.address_space_bytes) || !set_limit(RLIMIT_CPU, l.cpu_seconds) ||
       !set_limit(RLIMIT_FSIZE, l.max_file_bytes) || !set_limit(RLIMIT_NOFILE, l.max_open_files) ||

@@ -183,7 +183,7 @@ std::unique_ptr<worker_process> worker_pool::start_worker(const std::string& man
   }
   // Each worker its own uid: no signals, no shared RLIMIT_NPROC, nothing in common with another.
   config.uid = 2'000'000'000u + (next_uid_++ % 1'000'000u);
-  auto w = worker_process::spawn(config, filter_);
+  auto w = spawner_.spawn(config, filter_);
   // Boot must finish (a pong: the worker answers only after its post-boot lockdown) before use.
   std::string answer;
   const auto status = w->call(protocol::ping_request(), clock::now() + std::chrono::seconds(20), answer);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "sandbox/outcome.hpp"
+#include "sandbox/spawner.hpp"
 #include "sandbox/worker_process.hpp"
 
 namespace fl::sandbox {
@@ -107,6 +108,7 @@ class worker_pool {
   std::atomic<std::size_t> killed_{0};
   std::atomic<std::uint32_t> next_uid_{0};
   std::thread reaper_;
+  spawner spawner_;  // destroyed after the destructor stopped every idle worker and the reaper
 };
 
 // Finds the compiled runtime: $FIELDLINE_RUNTIME_EBIN, else the build's own directory.

@@ -2,6 +2,15 @@
 // attacker with code execution in the worker would: it raises its priority and spins, sends frames
 // nobody asked for, or garbage. Whatever runs inside, the host stops the worker at the packet's
 // deadline plus the grace, charges only the packet in progress and retries the rest on a fresh one.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+
 #include "sandbox_fixture.hpp"
 
 namespace fl::testing {
@@ -116,6 +125,91 @@ TEST(host_deadline, frames_left_over_from_an_earlier_call_are_rejected) {
   auto second = parse_three(*pool);
   for (const auto& o : second) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
   EXPECT_GT(pool->workers_started(), started);  // the poisoned worker was replaced, not believed
+}
+
+namespace {
+
+// The pids of `pid`'s children (all its threads').
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(task.path() / "children");
+    pid_t child;
+    while (in >> child) out.push_back(child);
+  }
+  return out;
+}
+
+// Gone, or a zombie nobody needs to kill any more.
+bool dead(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return text.empty() || close == std::string::npos || text.substr(close + 2, 1) == "Z";
+}
+
+// User + system CPU ticks the process used so far.
+long cpu_ticks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return utime + stime;
+}
+
+}  // namespace
+
+TEST(host_deadline, a_wedged_worker_dies_with_a_server_killed_outright) {
+  // A "server" process whose worker answers its boot ping, then spins at max priority forever:
+  // deaf to the EOF of its protocol pipe, it must still die when the server is SIGKILLed.
+  const pid_t server = ::fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    sandbox::pool_config config;
+    config.compile_budget = std::chrono::minutes(10);
+    config.entry_for = [](const std::string&) -> std::vector<std::string> {
+      return {"-eval",
+              "spawn(fun() -> P = open_port({fd,3,4}, [binary, {packet,4}, eof]), "
+              "receive {P, {data, _}} -> port_command(P, term_to_binary({pong, #{}})) end, "
+              "receive after 50 -> ok end, process_flag(priority, max), (fun S(N) -> S(N + 1) end)(0) end)."};
+    };
+    sandbox::worker_pool pool(config);
+    (void)pool.parse("m", {any_parser}, {}, {}, std::vector{binary_packet("a")});  // blocks for minutes
+    ::_exit(0);
+  }
+  pid_t worker = -1;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (worker < 0 && std::chrono::steady_clock::now() < until) {
+    for (pid_t child : children_of(server)) {
+      std::ifstream comm("/proc/" + std::to_string(child) + "/comm");
+      std::string name;
+      comm >> name;
+      if (name.starts_with("beam")) worker = child;
+    }
+    if (worker < 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition
+  }
+  ASSERT_GT(worker, 0) << "the server never started its worker";
+  // Wait until it spins: 20 clock ticks of CPU.
+  const auto spinning_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (cpu_ticks(worker) < 20 && std::chrono::steady_clock::now() < spinning_by)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition
+  ASSERT_GE(cpu_ticks(worker), 20);
+  ASSERT_FALSE(dead(worker));
+  ::kill(server, SIGKILL);
+  ::waitpid(server, nullptr, 0);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!dead(worker) && std::chrono::steady_clock::now() < gone_by)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition
+  EXPECT_TRUE(dead(worker)) << "worker " << worker << " outlived its server";
+  if (!dead(worker)) ::kill(worker, SIGKILL);
 }
 
 }  // namespace fl::testing
