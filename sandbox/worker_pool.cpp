@@ -185,6 +185,13 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
   w.empty_dir = sandbox_dir_ / "empty";
   const std::filesystem::path elixir_lib = "/usr/lib/elixir/lib";
   w.code_paths = {elixir_lib / "elixir" / "ebin", elixir_lib / "logger" / "ebin", sandbox_dir_ / "ebin"};
+  // The protocols consolidated with only the allowed implementations (parsers/consolidate.exs) must
+  // come first in the code path, before Elixir's own; `-pa` puts the last directory given first.
+  const auto consolidated = config_.runtime_ebin.parent_path() / "consolidated";
+  if (!std::filesystem::exists(consolidated / "Elixir.Enumerable.beam"))
+    throw std::runtime_error("consolidated protocols not found in " + consolidated.string());
+  std::filesystem::copy(consolidated, sandbox_dir_ / "consolidated");
+  w.code_paths.push_back(sandbox_dir_ / "consolidated");
 }
 
 worker_pool::~worker_pool() {

@@ -77,6 +77,19 @@ defmodule Fieldline.AllowList do
                 :is_map_key, :split_binary, :atom_to_binary, :atom_to_list, :bitstring_to_list]
   }
 
+  # Protocol implementations dispatch may reach (the build consolidates the protocols with exactly
+  # these; a struct forged with any other name raises Protocol.UndefinedError, or for Inspect falls
+  # back to Inspect.Any, which prints the map). No File.Stream, IO.Stream, GenEvent.Stream, URI,
+  # Version, HashDict/HashSet or Macro.Env.
+  @protocol_impls %{
+    Enumerable => [Date.Range, Function, List, Map, MapSet, Range, Stream],
+    Collectable => [BitString, List, Map, MapSet],
+    Inspect => [Any, Atom, BitString, Date, Date.Range, DateTime, Float, Function, Integer, Inspect.Error, List, Map,
+                MapSet, NaiveDateTime, PID, Port, Range, Reference, Regex, Stream, Time, Tuple],
+    String.Chars => [Atom, BitString, Date, DateTime, Float, Integer, List, NaiveDateTime, Time],
+    List.Chars => [Atom, BitString, Float, Integer, List]
+  }
+
   # Local calls (and the special forms among them) a parser may never make.
   # Kernel's auto-imports and special forms a parser may never use (other local names can only be
   # the parser's own functions, since importing partly-allowed modules is refused).
@@ -87,6 +100,9 @@ defmodule Fieldline.AllowList do
 
   @doc "The allowed modules, for documentation and `parser check` messages."
   def allowed_modules, do: Map.keys(@open_modules) ++ Map.keys(@closed_modules)
+
+  @doc "Protocol => the implementations dispatch may reach (see parsers/consolidate.exs)."
+  def protocol_impls, do: @protocol_impls
 
   @doc """
   Checks a parsed parser module. `own` is the parser's own module alias (`Parser`). Returns `:ok` or

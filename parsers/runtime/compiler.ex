@@ -4,6 +4,8 @@ defmodule Fieldline.Compiler do
   top-level `defmodule Parser`, check it against `Fieldline.AllowList`, rename it to a module of its
   own (so many tenants' `Parser`s live in one VM), rewrite `expr.field` into a map-only access, and
   compile it in a separate process under time and heap limits. Loaded modules are the cache.
+  Nothing is compiled unless the protocols parser code dispatches through are consolidated with only
+  the allowed implementations (`runtime_ready/0`).
   """
 
   @max_source_bytes 262_144
@@ -12,7 +14,8 @@ defmodule Fieldline.Compiler do
 
   @doc "Checks without compiling to a module the VM keeps. `{:ok}` or `{:error, [{line, message}]}`."
   def check(source) do
-    with {:ok, ast} <- prepare(source, "check") do
+    with :ok <- runtime_ready(),
+         {:ok, ast} <- prepare(source, "check") do
       result = compile_limited(ast)
       purge(target_module("check"))
 
@@ -31,7 +34,8 @@ defmodule Fieldline.Compiler do
     if :erlang.function_exported(module, :parse, 2) do
       {:ok, module}
     else
-      with {:ok, ast} <- prepare(source, key) do
+      with :ok <- runtime_ready(),
+           {:ok, ast} <- prepare(source, key) do
         result = compile_limited(ast)
 
         cond do
@@ -41,6 +45,34 @@ defmodule Fieldline.Compiler do
           true -> {:error, [{nil, "compiling failed: #{elem(result, 1)}"}]}
         end
       end
+    end
+  end
+
+  @doc """
+  Whether this VM may compile parsers: the protocols parser code dispatches through must be
+  consolidated with exactly the allowed implementations (the build's `parsers/consolidated`
+  directory first in the code path). Otherwise a forged struct reaches any implementation on the
+  code path (`Enumerable.File.Stream` reads files), so nothing is compiled at all.
+  """
+  def runtime_ready do
+    problems =
+      for {protocol, allowed} <- Fieldline.AllowList.protocol_impls(),
+          problem = protocol_problem(protocol, allowed),
+          do: {nil, problem}
+
+    if problems == [], do: :ok, else: {:error, problems}
+  end
+
+  defp protocol_problem(protocol, allowed) do
+    case Code.ensure_loaded(protocol) && protocol.__protocol__(:impls) do
+      {:consolidated, impls} ->
+        case impls -- allowed do
+          [] -> nil
+          extra -> "sandbox runtime: #{inspect(protocol)} dispatches to #{inspect(extra)}; refusing to compile parsers"
+        end
+
+      _ ->
+        "sandbox runtime: #{inspect(protocol)} is not consolidated; refusing to compile parsers"
     end
   end
 
