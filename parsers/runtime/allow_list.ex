@@ -2,8 +2,10 @@ defmodule Fieldline.AllowList do
   @moduledoc """
   The language layer of the sandbox: before a parser is stored, tested or run, its AST is checked
   against an allow-list. Every remote call must name an allowed module (statically: an alias or an
-  atom, never a variable) and a function that module allows; local calls, special forms and module
-  attributes are checked against deny-lists. Violations name the line and the call.
+  atom, never a variable) and a function that module allows, with aliases resolved to the module
+  they stand for; `alias`, `require`, `import`, `use` and `defdelegate` must name allowed modules;
+  local calls (also written `Kernel.name`), special forms and module attributes are checked against
+  deny-lists. Violations name the line and the call.
 
   The runtime closes the one remaining dynamic form: `expr.field` (no parentheses) is rewritten by
   `Fieldline.Compiler` into a map-only access, so no variable can ever act as a module.
@@ -11,7 +13,7 @@ defmodule Fieldline.AllowList do
 
   # Elixir modules whose every function a parser may call, minus the listed ones.
   @open_modules %{
-    Kernel => [:apply, :spawn, :spawn_link, :spawn_monitor, :send, :binding, :dbg],
+    Kernel => [:apply, :spawn, :spawn_link, :spawn_monitor, :send, :binding, :dbg, :macro_exported?],
     String => [:to_atom],
     List => [:to_atom],
     Map => [],
@@ -90,13 +92,16 @@ defmodule Fieldline.AllowList do
     List.Chars => [Atom, BitString, Float, Integer, List]
   }
 
-  # Local calls (and the special forms among them) a parser may never make.
   # Kernel's auto-imports and special forms a parser may never use (other local names can only be
   # the parser's own functions, since importing partly-allowed modules is refused).
   @forbidden_locals [:apply, :spawn, :spawn_link, :spawn_monitor, :send, :receive, :quote, :unquote,
-                     :unquote_splicing, :defmacro, :defmacrop, :binding, :dbg]
+                     :unquote_splicing, :defmacro, :defmacrop, :binding, :dbg, :macro_exported?]
 
-  @forbidden_attributes [:on_load, :before_compile, :after_compile, :on_definition, :compile, :external_resource]
+  @forbidden_attributes [:on_load, :before_compile, :after_compile, :after_verify, :on_definition, :compile,
+                         :external_resource]
+
+  # Modules `use` may name: their __using__ runs at compile time.
+  @usable [Platform.Parsing.Behaviour, Bitwise]
 
   @doc "The allowed modules, for documentation and `parser check` messages."
   def allowed_modules, do: Map.keys(@open_modules) ++ Map.keys(@closed_modules)
@@ -109,7 +114,18 @@ defmodule Fieldline.AllowList do
   `{:error, [{line, message}]}` sorted by line.
   """
   def check(ast, own \\ [:Parser]) do
-    {_, violations} = Macro.prewalk(ast, [], fn node, acc -> {node, visit(node, own, acc)} end)
+    aliases = collect_aliases(ast, own)
+
+    {_, violations} =
+      Macro.prewalk(ast, [], fn node, acc ->
+        acc = visit(node, {own, aliases}, acc)
+
+        # alias/require/import name modules their own way (checked above): not walked further.
+        case node do
+          {directive, meta, [_ | _]} when directive in [:alias, :require, :import] -> {{directive, meta, []}, acc}
+          _ -> {node, acc}
+        end
+      end)
 
     case Enum.uniq(violations) do
       [] -> :ok
@@ -120,83 +136,220 @@ defmodule Fieldline.AllowList do
   defp line(meta) when is_list(meta), do: Keyword.get(meta, :line)
   defp line(_), do: nil
 
-  # Remote call with an alias target: Mod.fun(args) (also &Mod.fun/1, pipes and no-paren calls).
-  defp visit({{:., meta, [{:__aliases__, _, parts}, fun]}, _, _args}, own, acc) when is_atom(fun) do
+  # `alias X` / `alias X, as: Y` / `alias X.{A, B}` anywhere in the module: the name each alias
+  # introduces => the module it stands for (`:own` for the parser itself). Resolved before any
+  # module reference is checked, so `alias :file, as: Map` makes `Map.read_file` a call to :file.
+  defp collect_aliases(ast, own) do
+    {_, acc} =
+      Macro.prewalk(ast, %{}, fn
+        {:alias, _meta, [target | rest]} = node, acc ->
+          opts = List.first(rest) || []
+          {node, Enum.reduce(alias_targets(target, own), acc, &add_alias(&1, opts, &2))}
+
+        {:require, _meta, [target, opts]} = node, acc when is_list(opts) ->
+          if Keyword.keyword?(opts) and Keyword.has_key?(opts, :as),
+            do: {node, Enum.reduce(alias_targets(target, own), acc, &add_alias(&1, opts, &2))},
+            else: {node, acc}
+
+        node, acc ->
+          {node, acc}
+      end)
+
+    acc
+  end
+
+  defp alias_targets({{:., _, [{:__aliases__, _, base}, :{}]}, _, children}, own) do
+    for {:__aliases__, _, parts} <- children, do: alias_target(base ++ parts, own)
+  end
+
+  defp alias_targets(target, own), do: [alias_target(target, own)]
+
+  defp alias_target({:__aliases__, _, parts}, own), do: alias_target(parts, own)
+  defp alias_target({:__MODULE__, _, ctx}, _own) when is_atom(ctx), do: {:own, :Parser}
+  defp alias_target(parts, own) when is_list(parts) and parts == own, do: {:own, List.last(parts)}
+
+  defp alias_target(parts, _own) when is_list(parts) do
+    if Enum.all?(parts, &is_atom/1), do: {Module.concat(parts), List.last(parts)}, else: {:dynamic, nil}
+  end
+
+  defp alias_target(atom, _own) when is_atom(atom), do: {atom, atom_alias_name(atom)}
+  defp alias_target(_other, _own), do: {:dynamic, nil}
+
+  defp atom_alias_name(atom) do
+    case Atom.to_string(atom) do
+      "Elixir." <> name -> name |> String.split(".") |> List.last() |> String.to_atom()
+      _ -> nil
+    end
+  end
+
+  defp add_alias({target, default_name}, opts, acc) do
+    name =
+      case Keyword.get(opts, :as) do
+        {:__aliases__, _, [single]} -> single
+        nil -> default_name
+        _ -> nil
+      end
+
+    if name, do: Map.put(acc, name, target), else: acc
+  end
+
+  # The module an alias node stands for: `:own`, a module atom, or `{:dynamic, ast}`.
+  defp resolve({:__aliases__, _, parts} = node, {own, aliases}) do
     cond do
-      parts == own -> acc
-      true -> check_remote(Module.concat(parts), fun, line(meta), acc)
+      parts == own ->
+        :own
+
+      not Enum.all?(parts, &is_atom/1) ->
+        {:dynamic, node}
+
+      true ->
+        [head | rest] = parts
+
+        case Map.get(aliases, head) do
+          nil -> Module.concat(parts)
+          :own -> if rest == [], do: :own, else: {:dynamic, node}
+          {:dynamic, _} = d -> d
+          target -> if rest == [], do: target, else: Module.concat([target | rest])
+        end
     end
   end
 
-  # Remote call with an atom target: :erlang.fun(args), :"Elixir.File".read(...)
-  defp visit({{:., meta, [mod, fun]}, _, _args}, _own, acc) when is_atom(mod) and is_atom(fun) do
-    check_remote(mod, fun, line(meta), acc)
+  defp resolve({:__MODULE__, _, ctx}, _ctx) when is_atom(ctx), do: :own
+  defp resolve(atom, _ctx) when is_atom(atom), do: atom
+  defp resolve(other, _ctx), do: {:dynamic, other}
+
+  # alias / import / require / use: the named module must be allowed (or the parser itself).
+  defp visit({:alias, meta, [target | _]}, ctx, acc) do
+    targets =
+      case target do
+        {{:., _, [{:__aliases__, _, base}, :{}]}, _, children} ->
+          for {:__aliases__, m, parts} <- children, do: {:__aliases__, m, base ++ parts}
+
+        _ ->
+          [target]
+      end
+
+    Enum.reduce(targets, acc, fn t, acc -> directive_target("alias", t, meta, ctx, acc) end)
   end
 
-  defp visit({{:., _meta, [{:__MODULE__, _, _}, fun]}, _, _}, _own, acc) when is_atom(fun), do: acc
+  defp visit({:require, meta, [target | _]}, ctx, acc) do
+    targets =
+      case target do
+        {{:., _, [{:__aliases__, _, base}, :{}]}, _, children} ->
+          for {:__aliases__, m, parts} <- children, do: {:__aliases__, m, base ++ parts}
 
-  # `expr.field` without parentheses is map access (made safe at compile time); with parentheses or
-  # arguments on anything but an alias or atom it is a dynamic call.
-  defp visit({{:., meta, [target, fun]}, call_meta, args}, _own, acc) when is_atom(fun) do
-    if Keyword.get(call_meta, :no_parens, false) and args == [] do
-      acc
+        _ ->
+          [target]
+      end
+
+    Enum.reduce(targets, acc, fn t, acc -> directive_target("require", t, meta, ctx, acc) end)
+  end
+
+  defp visit({:use, meta, [target | _]}, ctx, acc) do
+    case resolve(target, ctx) do
+      mod when mod in @usable -> acc
+      _ -> [{line(meta), "use of #{Macro.to_string(target)} is not allowed"} | acc]
+    end
+  end
+
+  # import of a module with forbidden functions would make them local calls (import :erlang; halt()).
+  # `only:` may narrow a partly-allowed module down to allowed functions.
+  defp visit({:import, meta, [target | rest]}, ctx, acc) do
+    mod = resolve(target, ctx)
+    only = rest |> List.first() |> keyword_get(:only)
+
+    allowed =
+      cond do
+        not is_atom(mod) or mod == :own -> false
+        Map.get(@open_modules, mod) == [] -> true
+        Map.get(@closed_modules, mod) == :all -> true
+        is_list(only) and only != [] -> Enum.all?(only, &imported_fun_allowed?(mod, &1))
+        true -> false
+      end
+
+    if allowed,
+      do: acc,
+      else: [{line(meta), "import of #{Macro.to_string(target)} is not allowed: call its functions by name"} | acc]
+  end
+
+  # defdelegate f(args), to: Mod, as: g — a call to Mod.g.
+  defp visit({:defdelegate, meta, [head, opts]}, ctx, acc) when is_list(opts) do
+    fun =
+      case Keyword.get(opts, :as) || head do
+        name when is_atom(name) -> name
+        {:when, _, [{name, _, _} | _]} when is_atom(name) -> name
+        {name, _, _} when is_atom(name) -> name
+        _ -> nil
+      end
+
+    case {resolve(Keyword.get(opts, :to), ctx), fun} do
+      {:own, _} -> acc
+      {mod, fun} when is_atom(mod) and is_atom(fun) and not is_nil(fun) -> check_remote(mod, fun, line(meta), acc)
+      _ -> [{line(meta), "defdelegate must name an allowed module and function"} | acc]
+    end
+  end
+
+  # Kernel.name(...) / Kernel.SpecialForms.name(...): the same rules as the local `name(...)`.
+  defp visit({{:., meta, [{:__aliases__, _, [:Kernel]} = mod, name]}, call_meta, args} = node, ctx, acc)
+       when is_atom(name) and is_list(args) do
+    if resolve(mod, ctx) == Kernel do
+      local = visit({name, Keyword.merge(call_meta, line: line(meta)), args}, ctx, acc)
+      remote_call(node, ctx, local)
     else
-      [{line(meta), "dynamic call #{Macro.to_string(target)}.#{fun}(...) is not allowed: name the module"} | acc]
+      remote_call(node, ctx, acc)
     end
   end
+
+  defp visit({{:., meta, [{:__aliases__, _, [:Kernel, :SpecialForms]}, name]}, _, _}, _ctx, acc) when is_atom(name) do
+    [{line(meta), "call to Kernel.SpecialForms.#{name} is not allowed"} | acc]
+  end
+
+  defp visit({{:., _, [_target, fun]}, _, _args} = node, ctx, acc) when is_atom(fun), do: remote_call(node, ctx, acc)
 
   # Anonymous-function calls fun.(args) are fine; calls on other expressions are dynamic.
-  defp visit({{:., _meta, [_fun_expr]}, _, _}, _own, acc), do: acc
+  defp visit({{:., _meta, [_fun_expr]}, _, _}, _ctx, acc), do: acc
 
-  defp visit({:__aliases__, meta, parts} = _alias, own, acc) when is_list(parts) do
-    cond do
-      parts == own -> acc
-      Enum.all?(parts, &is_atom/1) -> check_module_reference(Module.concat(parts), line(meta), acc)
-      true -> [{line(meta), "dynamic alias #{Macro.to_string({:__aliases__, meta, parts})} is not allowed"} | acc]
+  defp visit({:__aliases__, meta, _parts} = node, ctx, acc) do
+    case resolve(node, ctx) do
+      :own -> acc
+      {:dynamic, _} -> [{line(meta), "dynamic alias #{Macro.to_string(node)} is not allowed"} | acc]
+      mod -> check_module_reference(mod, line(meta), acc)
     end
   end
 
-  defp visit({:@, meta, [{name, _, _}]}, _own, acc) when name in @forbidden_attributes do
+  defp visit({:@, meta, [{name, _, _}]}, _ctx, acc) when name in @forbidden_attributes do
     [{line(meta), "module attribute @#{name} is not allowed"} | acc]
   end
 
-  defp visit({:defmodule, meta, _}, _own, acc) do
+  defp visit({:defmodule, meta, _}, _ctx, acc) do
     if Keyword.get(meta, :fieldline_top, false),
       do: acc,
       else: [{line(meta), "nested defmodule is not allowed: keep helpers in the Parser module"} | acc]
   end
 
-  # import of a module with forbidden functions would make them local calls (import :erlang; halt()).
-  defp visit({:import, meta, [target | _]}, _own, acc) do
-    mod =
-      case target do
-        {:__aliases__, _, parts} -> Module.concat(parts)
-        atom when is_atom(atom) -> atom
-        _ -> nil
-      end
-
-    if Map.get(@open_modules, mod) == [] do
-      acc
-    else
-      [{line(meta), "import of #{Macro.to_string(target)} is not allowed: call its functions by name"} | acc]
-    end
+  # ~w(...)a / ~W(...)a with interpolation: String.to_atom on data.
+  defp visit({sigil, meta, [{:<<>>, _, parts}, mods]}, _ctx, acc)
+       when sigil in [:sigil_w, :sigil_W] and is_list(mods) and is_list(parts) do
+    if ?a in mods and not Enum.all?(parts, &is_binary/1),
+      do: [{line(meta), "~w(...)a with interpolation is not allowed: it creates atoms from data"} | acc],
+      else: acc
   end
 
   # &spawn/1 and friends: a capture of a forbidden local.
-  defp visit({:&, meta, [{:/, _, [{name, _, ctx}, _arity]}]}, _own, acc)
+  defp visit({:&, meta, [{:/, _, [{name, _, ctx}, _arity]}]}, _ctx, acc)
        when is_atom(name) and is_atom(ctx) and name in @forbidden_locals do
     [{line(meta), "capture of #{name} is not allowed"} | acc]
   end
 
-  defp visit({name, meta, args}, _own, acc) when is_atom(name) and is_list(args) and name in @forbidden_locals do
+  defp visit({name, meta, args}, _ctx, acc) when is_atom(name) and is_list(args) and name in @forbidden_locals do
     [{line(meta), "call to #{name}/#{length(args)} is not allowed"} | acc]
   end
 
-  defp visit({name, meta, ctx}, _own, acc) when name in [:receive, :quote] and is_atom(ctx) do
+  defp visit({name, meta, ctx}, _ctx, acc) when name in [:receive, :quote] and is_atom(ctx) do
     [{line(meta), "#{name} is not allowed"} | acc]
   end
 
-  defp visit(atom, _own, acc) when is_atom(atom) do
+  defp visit(atom, _ctx, acc) when is_atom(atom) do
     # An atom naming a forbidden Elixir module (:"Elixir.File") could reach a call through Kernel
     # functions that take modules; plain data atoms (:ok, :code, :temperature) are fine.
     case Atom.to_string(atom) do
@@ -207,12 +360,58 @@ defmodule Fieldline.AllowList do
 
   defp visit(_, _, acc), do: acc
 
-  defp check_module_reference(mod, line, acc) do
-    if Map.has_key?(@open_modules, mod) or Map.has_key?(@closed_modules, mod) or mod in [Logger, Kernel.SpecialForms] do
-      acc
-    else
-      [{line, "module #{inspect(mod)} is not allowed"} | acc]
+  # Remote call Mod.fun(args) (also &Mod.fun/1, pipes and no-paren calls), after resolving aliases.
+  # `expr.field` without parentheses is map access (made safe at compile time); with parentheses or
+  # arguments on anything but a module it is a dynamic call.
+  defp remote_call({{:., meta, [target, fun]}, call_meta, args}, ctx, acc) do
+    case resolve(target, ctx) do
+      :own ->
+        acc
+
+      mod when is_atom(mod) ->
+        check_remote(mod, fun, line(meta), acc)
+
+      {:dynamic, _} ->
+        if Keyword.get(call_meta, :no_parens, false) and args == [],
+          do: acc,
+          else: [{line(meta), "dynamic call #{Macro.to_string(target)}.#{fun}(...) is not allowed: name the module"} | acc]
     end
+  end
+
+  defp directive_target(what, target, meta, ctx, acc) do
+    case resolve(target, ctx) do
+      :own ->
+        acc
+
+      mod when is_atom(mod) ->
+        if allowed_module?(mod),
+          do: acc,
+          else: [{line(meta), "#{what} of #{inspect(mod)} is not allowed: module #{inspect(mod)} is not available to parsers"} | acc]
+
+      {:dynamic, _} ->
+        [{line(meta), "#{what} of #{Macro.to_string(target)} is not allowed"} | acc]
+    end
+  end
+
+  defp keyword_get(list, key) when is_list(list), do: if(Keyword.keyword?(list), do: Keyword.get(list, key))
+  defp keyword_get(_, _), do: nil
+
+  defp imported_fun_allowed?(mod, {fun, arity}) when is_atom(fun) and is_integer(arity) do
+    case {Map.get(@open_modules, mod), Map.get(@closed_modules, mod)} do
+      {forbidden, _} when is_list(forbidden) -> fun not in forbidden
+      {nil, :all} -> true
+      {nil, funs} when is_list(funs) -> fun in funs
+      _ -> false
+    end
+  end
+
+  defp imported_fun_allowed?(_mod, _), do: false
+
+  defp allowed_module?(mod),
+    do: Map.has_key?(@open_modules, mod) or Map.has_key?(@closed_modules, mod) or mod == Kernel.SpecialForms
+
+  defp check_module_reference(mod, line, acc) do
+    if allowed_module?(mod), do: acc, else: [{line, "module #{inspect(mod)} is not allowed"} | acc]
   end
 
   defp check_remote(mod, fun, line, acc) do

@@ -1,8 +1,53 @@
 # The language layer on its own (ctest runs this with the built runtime and the consolidated
-# protocols first in the code path, as workers have them): protocol dispatch, and an audit of every
-# dispatch by name that the allowed modules do.
+# protocols first in the code path, as workers have them): the AST check's handling of aliases and
+# directives, protocol dispatch, and an audit of every dispatch by name that the allowed modules do.
 ExUnit.start()
 Calendar.put_time_zone_database(Fieldline.TzDb)
+
+defmodule LanguageLayer.Helpers do
+  def ast_check(body) do
+    {:ok, {:defmodule, meta, args}} = Code.string_to_quoted("defmodule Parser do\n" <> body <> "\nend", columns: false)
+    Fieldline.AllowList.check({:defmodule, Keyword.put(meta, :fieldline_top, true), args})
+  end
+end
+
+defmodule AstCheckTest do
+  use ExUnit.Case, async: true
+  import LanguageLayer.Helpers
+
+  defp rejects(body, line, text) do
+    assert {:error, problems} = ast_check(body)
+    assert Enum.any?(problems, fn {l, m} -> l == line and String.contains?(m, text) end), inspect(problems)
+  end
+
+  test "aliases, requires, imports and defdelegates of forbidden modules name their line" do
+    rejects("alias :file, as: Map\ndef parse(_, _), do: Map.read_file(\"/etc/passwd\")", 2, "alias of :file is not allowed")
+    rejects("alias :file, as: Map\ndef parse(_, _), do: Map.read_file(\"/etc/passwd\")", 3, "call to :file.read_file")
+    rejects("require :os\ndef parse(_, _), do: []", 2, "require of :os is not allowed")
+    rejects("import File, only: [read!: 1]\ndef parse(_, _), do: []", 2, "import of File is not allowed")
+    rejects("defdelegate cmd(c), to: :os", 2, "call to :os.cmd is not allowed")
+    rejects("use GenServer", 2, "use of GenServer is not allowed")
+  end
+
+  test "allowed aliases and narrowed imports still pass" do
+    assert :ok = ast_check("alias Timex.Interval\ndef parse(_, m), do: Interval.new(from: m, until: [days: 1])")
+    assert :ok = ast_check("alias Timex.{Interval, Duration}\ndef parse(_, _), do: {Interval, Duration}")
+    assert :ok = ast_check("import String, only: [upcase: 1]\ndef parse(s, _), do: upcase(s)")
+    assert :ok = ast_check("alias __MODULE__, as: Me\ndef parse(s, _), do: Me.x(s)\ndef x(s), do: s")
+  end
+
+  test "Kernel.@, Kernel.defmodule and Kernel.SpecialForms are checked like the local forms" do
+    rejects("Kernel.@(on_load(:boot))\ndef boot, do: :ok", 2, "module attribute @on_load is not allowed")
+    rejects("@after_verify __MODULE__", 2, "module attribute @after_verify is not allowed")
+    rejects("Kernel.defmodule(Evil, do: nil)", 2, "nested defmodule")
+    rejects("def parse(_, _), do: Kernel.SpecialForms.receive(do: (x -> x))", 2, "Kernel.SpecialForms.receive")
+  end
+
+  test "interpolated atom lists" do
+    rejects("def parse(s, _), do: ~w(a \#{s})a", 2, "creates atoms from data")
+    assert :ok = ast_check("def parse(_, _), do: ~w(a b)a")
+  end
+end
 
 defmodule ProtocolDispatchTest do
   use ExUnit.Case, async: true
