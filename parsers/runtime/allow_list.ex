@@ -1,14 +1,17 @@
 defmodule Fieldline.AllowList do
   @moduledoc """
-  The language layer of the sandbox: before a parser is stored, tested or run, its AST is checked
-  against an allow-list. Every remote call must name an allowed module (statically: an alias or an
-  atom, never a variable) and a function that module allows, with aliases resolved to the module
-  they stand for; `alias`, `require`, `import`, `use` and `defdelegate` must name allowed modules;
-  local calls (also written `Kernel.name`), special forms and module attributes are checked against
-  deny-lists. Violations name the line and the call.
+  The language layer of the sandbox: what parser code may call (parser-contract.md), checked twice.
 
-  The runtime closes the one remaining dynamic form: `expr.field` (no parentheses) is rewritten by
-  `Fieldline.Compiler` into a map-only access, so no variable can ever act as a module.
+  1. Before compiling (`check/2`, on the AST): every remote call must name an allowed module and
+     function; aliases, imports, requires and `defdelegate`s must point at allowed modules; local
+     calls, special forms and module attributes are checked against deny-lists. This is the only
+     check that covers code running at compile time (module bodies), so it stays strict.
+  2. After compiling (`beam_call/3`, used by `Fieldline.BeamCheck` on the compiled module): every
+     external call, export fun and BIF at `{module, function, arity}` granularity, whatever source
+     form (alias, import, capture, macro, `defdelegate`) produced it.
+
+  Violations name the line and the call. `expr.field` is rewritten by `Fieldline.Compiler` into a
+  map-only access, so no variable acts as a module.
   """
 
   # Elixir modules whose every function a parser may call, minus the listed ones.
@@ -55,7 +58,113 @@ defmodule Fieldline.AllowList do
     Enum.OutOfBoundsError => []
   }
 
-  # Modules with only some functions allowed.
+  # :erlang functions parsers call by name, with the arities allowed in compiled code.
+  @erlang %{
+    +: [1, 2],
+    -: [1, 2],
+    *: [2],
+    /: [2],
+    div: [2],
+    rem: [2],
+    band: [2],
+    bor: [2],
+    bxor: [2],
+    bnot: [1],
+    bsl: [2],
+    bsr: [2],
+    abs: [1],
+    float: [1],
+    trunc: [1],
+    round: [1],
+    ceil: [1],
+    floor: [1],
+    max: [2],
+    min: [2],
+    byte_size: [1],
+    bit_size: [1],
+    binary_part: [2, 3],
+    element: [2],
+    setelement: [3],
+    tuple_size: [1],
+    size: [1],
+    length: [1],
+    hd: [1],
+    tl: [1],
+    list_to_tuple: [1],
+    tuple_to_list: [1],
+    list_to_binary: [1],
+    binary_to_list: [1, 3],
+    iolist_to_binary: [1],
+    iolist_size: [1],
+    integer_to_binary: [1, 2],
+    integer_to_list: [1, 2],
+    binary_to_integer: [1, 2],
+    list_to_integer: [1, 2],
+    float_to_binary: [1, 2],
+    float_to_list: [1, 2],
+    binary_to_float: [1],
+    list_to_float: [1],
+    crc32: [1, 2],
+    adler32: [1, 2],
+    md5: [1],
+    phash2: [1, 2],
+    append_element: [2],
+    ==: [2],
+    "/=": [2],
+    "=<": [2],
+    <: [2],
+    >=: [2],
+    >: [2],
+    "=:=": [2],
+    "=/=": [2],
+    is_atom: [1],
+    is_binary: [1],
+    is_bitstring: [1],
+    is_boolean: [1],
+    is_float: [1],
+    is_integer: [1],
+    is_list: [1],
+    is_map: [1],
+    is_number: [1],
+    is_tuple: [1],
+    not: [1],
+    and: [2],
+    or: [2],
+    xor: [2],
+    map_size: [1],
+    map_get: [2],
+    is_map_key: [2],
+    split_binary: [2],
+    atom_to_binary: [1, 2],
+    atom_to_list: [1],
+    bitstring_to_list: [1]
+  }
+
+  # What allowed Elixir code compiles into besides the above (compiled code only: the Kernel, Tuple
+  # and String functions the compiler inlines, raise/throw/exit, `++`). `exit/2`, `send/2`,
+  # `spawn*`, `apply`, `make_fun/3` and the atom-creating conversions stay out.
+  @erlang_compiled %{
+    ++: [2],
+    --: [2],
+    self: [0],
+    node: [0, 1],
+    make_ref: [0],
+    throw: [1],
+    exit: [1],
+    error: [1, 2],
+    function_exported: [3],
+    is_function: [1, 2],
+    is_pid: [1],
+    is_port: [1],
+    is_reference: [1],
+    binary_to_existing_atom: [2],
+    list_to_existing_atom: [1],
+    make_tuple: [2],
+    insert_element: [3],
+    delete_element: [2]
+  }
+
+  # Modules with only some functions allowed (every exported arity of a listed name).
   @closed_modules %{
     Logger => [:warn, :warning, :info, :debug, :error, :notice, :critical, :alert, :emergency, :log, :bare_log,
                :level, :enabled?, :__should_log__, :__do_log__],
@@ -63,21 +172,39 @@ defmodule Fieldline.AllowList do
     :binary => :all,
     :lists => [:reverse, :sort, :nth, :nthtail, :sublist, :seq, :sum, :max, :min, :flatten, :append, :zip,
                :keyfind, :member, :duplicate, :last, :usort, :split, :foldl, :foldr, :map, :filter],
-    :maps => [:get, :put, :find, :keys, :values, :from_list, :to_list, :merge, :remove, :is_key, :size, :fold, :map],
+    :maps => [:get, :put, :find, :keys, :values, :from_list, :to_list, :merge, :remove, :is_key, :size, :fold, :map,
+              :update],
     :unicode => [:characters_to_binary, :characters_to_list],
     :calendar => [:gregorian_seconds_to_datetime, :datetime_to_gregorian_seconds, :day_of_the_week,
                   :is_leap_year, :last_day_of_the_month, :valid_date, :date_to_gregorian_days,
                   :gregorian_days_to_date],
-    :erlang => [:+, :-, :*, :/, :div, :rem, :band, :bor, :bxor, :bnot, :bsl, :bsr, :abs, :float, :trunc, :round,
-                :ceil, :floor, :max, :min, :byte_size, :bit_size, :binary_part, :element, :setelement,
-                :tuple_size, :size, :length, :hd, :tl, :list_to_tuple, :tuple_to_list, :list_to_binary,
-                :binary_to_list, :iolist_to_binary, :iolist_size, :integer_to_binary, :integer_to_list,
-                :binary_to_integer, :list_to_integer, :float_to_binary, :float_to_list, :binary_to_float,
-                :list_to_float, :crc32, :adler32, :md5, :phash2, :append_element, :==, :"/=", :"=<", :<, :>=,
-                :>, :"=:=", :"=/=", :is_atom, :is_binary, :is_bitstring, :is_boolean, :is_float, :is_integer,
-                :is_list, :is_map, :is_number, :is_tuple, :not, :and, :or, :xor, :map_size, :map_get,
-                :is_map_key, :split_binary, :atom_to_binary, :atom_to_list, :bitstring_to_list]
+    :erlang => Map.keys(@erlang)
   }
+
+  # Calls the Elixir compiler emits for allowed constructs (compiled code only; parser source
+  # cannot name these modules): interpolation, to_charlist, `raise var`, destructure, `for ... into:`
+  # and the rewritten `expr.field`.
+  @compiled_calls MapSet.new([
+                    {String.Chars, :to_string, 1},
+                    {List.Chars, :to_charlist, 1},
+                    {Kernel.Utils, :raise, 1},
+                    {Kernel.Utils, :destructure, 2},
+                    {Collectable, :into, 1},
+                    {Fieldline.Runtime, :field!, 2}
+                  ])
+
+  # Atom creation from data (worker atom tables are finite and never collected).
+  @atom_creating [
+    {:erlang, :binary_to_atom, 1},
+    {:erlang, :binary_to_atom, 2},
+    {:erlang, :list_to_atom, 1},
+    {String, :to_atom, 1},
+    {List, :to_atom, 1},
+    {Module, :concat, 1},
+    {Module, :concat, 2},
+    {Module, :safe_concat, 1},
+    {Module, :safe_concat, 2}
+  ]
 
   # Protocol implementations dispatch may reach (the build consolidates the protocols with exactly
   # these; a struct forged with any other name raises Protocol.UndefinedError, or for Inspect falls
@@ -108,6 +235,62 @@ defmodule Fieldline.AllowList do
 
   @doc "Protocol => the implementations dispatch may reach (see parsers/consolidate.exs)."
   def protocol_impls, do: @protocol_impls
+
+  ## The compiled code (Fieldline.BeamCheck)
+
+  @doc """
+  Whether compiled parser code may call `mod.fun/arity` directly or hold it as `&mod.fun/arity`:
+  `:ok` or `{:error, why}` (a sentence after "call to M.f/a is not allowed"). The contextual calls
+  (`:erlang.error/3`, `:erlang.raise/3`, `Exception.normalize/3`, `:erlang.get_module_info/1,2`) are
+  not decided here: `Fieldline.BeamCheck` allows them only in the shape the compiler emits.
+  """
+  def beam_call(mod, fun, arity) when is_atom(mod) and is_atom(fun) and is_integer(arity) do
+    mfa = {mod, fun, arity}
+
+    cond do
+      mfa in @atom_creating ->
+        {:error, "it creates atoms from data"}
+
+      MapSet.member?(@compiled_calls, mfa) ->
+        :ok
+
+      match?("MACRO-" <> _, Atom.to_string(fun)) ->
+        {:error, "macros are expanded at compile time"}
+
+      mod == :erlang ->
+        cond do
+          arity in Map.get(@erlang, fun, []) or arity in Map.get(@erlang_compiled, fun, []) -> :ok
+          fun in [:apply, :make_fun] -> {:error, "dynamic call (module or function in a variable): name the module"}
+          fun in [:send, :send_after, :send_nosuspend] -> {:error, "message passing is not available to parsers"}
+          fun in [:spawn, :spawn_link, :spawn_monitor, :spawn_opt] -> {:error, "processes are not available to parsers"}
+          true -> {:error, "not on the list of :erlang functions parsers may use"}
+        end
+
+      Map.has_key?(@open_modules, mod) ->
+        if fun in Map.fetch!(@open_modules, mod),
+          do: {:error, "#{short(mod)}.#{fun} is not available to parsers"},
+          else: exported(mod, fun, arity)
+
+      Map.has_key?(@closed_modules, mod) ->
+        case Map.fetch!(@closed_modules, mod) do
+          :all -> exported(mod, fun, arity)
+          funs -> if fun in funs, do: exported(mod, fun, arity), else: {:error, "#{short(mod)}.#{fun} is not available to parsers"}
+        end
+
+      true ->
+        {:error, "module #{short(mod)} is not available to parsers"}
+    end
+  end
+
+  defp exported(mod, fun, arity) do
+    if Code.ensure_loaded?(mod) and function_exported?(mod, fun, arity),
+      do: :ok,
+      else: {:error, "no such function"}
+  end
+
+  defp short(mod), do: inspect(mod)
+
+  ## The source (before compiling)
 
   @doc """
   Checks a parsed parser module. `own` is the parser's own module alias (`Parser`). Returns `:ok` or

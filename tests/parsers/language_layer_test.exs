@@ -1,13 +1,145 @@
 # The language layer on its own (ctest runs this with the built runtime and the consolidated
-# protocols first in the code path, as workers have them): the AST check's handling of aliases and
-# directives, protocol dispatch, and an audit of every dispatch by name that the allowed modules do.
+# protocols first in the code path, as workers have them): the BEAM check without the AST check in
+# front of it, the AST check's fixes, compile-without-load, protocol dispatch, and an audit of every
+# dispatch by name that the allowed modules do.
 ExUnit.start()
 Calendar.put_time_zone_database(Fieldline.TzDb)
 
 defmodule LanguageLayer.Helpers do
+  @doc """
+  Compiles `body` into a module WITHOUT the AST check, the rewrites or loading, and returns the BEAM
+  check's verdict: proof that the BEAM check alone catches each trick. Line 1 is `defmodule`, so the
+  body's first line is line 2.
+  """
+  def beam_only(body), do: beam_only_source("defmodule X do\n" <> body <> "\nend\n")
+
+  def beam_only_source(source) do
+    name = :"Elixir.BeamOnly#{System.unique_integer([:positive])}"
+    {:defmodule, meta, [_, [do: block]]} = Code.string_to_quoted!(source, columns: false)
+    no_load = quote(do: @compile({:autoload, false}))
+    ast = {:defmodule, meta, [name, [do: {:__block__, [], [no_load, block]}]]}
+    [{^name, binary}] = :elixir_compiler.quoted(ast, "parser.ex", fn _, _ -> :ok end)
+    false = :erlang.module_loaded(name)
+    Fieldline.BeamCheck.verify(name, binary)
+  end
+
   def ast_check(body) do
     {:ok, {:defmodule, meta, args}} = Code.string_to_quoted("defmodule Parser do\n" <> body <> "\nend", columns: false)
     Fieldline.AllowList.check({:defmodule, Keyword.put(meta, :fieldline_top, true), args})
+  end
+
+  def parser(body), do: "defmodule Parser do\n  use Platform.Parsing.Behaviour\n" <> body <> "\nend\n"
+end
+
+defmodule BeamCheckTest do
+  use ExUnit.Case, async: true
+  import LanguageLayer.Helpers
+
+  defp rejects(body, line, text) do
+    assert {:error, problems} = beam_only(body)
+    assert Enum.any?(problems, fn {l, m} -> l == line and String.contains?(m, text) end), inspect(problems)
+  end
+
+  test "ordinary code passes (raise, rescue, reraise, interpolation, for, structs, Logger)" do
+    body = """
+    require Logger
+    defstruct [:a]
+    def f(x) do
+      Logger.info("x=\#{x}")
+      y = try do
+        raise ArgumentError, "no"
+      rescue
+        e in ArgumentError -> e
+        e -> reraise e, __STACKTRACE__
+      catch
+        :throw, v -> v
+      end
+      for(i <- [x], into: %{}, do: {i, %__MODULE__{a: y}})
+    end
+    def g(x), do: raise(x)
+    def h(x), do: {__MODULE__.f(x), &__MODULE__.g/1}
+    """
+
+    assert :ok = beam_only(body)
+  end
+
+  test "an alias of a forbidden module under an allowed name is a call to that module" do
+    rejects("alias :os, as: Map\ndef f(_), do: Map.cmd(~c\"id\")", 3, "call to :os.cmd/1 is not allowed")
+  end
+
+  test "defdelegate to :os, File and System" do
+    rejects("defdelegate cmd(c), to: :os", 2, "call to :os.cmd/1 is not allowed")
+    rejects("defdelegate read(p), to: File, as: :read!", 2, "call to File.read!/1 is not allowed")
+    rejects("defdelegate env(k), to: System, as: :get_env", 2, "call to System.get_env/1 is not allowed")
+  end
+
+  test "import with only: makes a local call that is still the remote call" do
+    rejects("import File, only: [read!: 1]\ndef f(p), do: read!(p)", 3, "call to File.read!/1 is not allowed")
+  end
+
+  test "captures of forbidden functions" do
+    rejects("def f, do: &:os.cmd/1", 2, "capture of :os.cmd/1 is not allowed")
+    rejects("def f, do: [x: {&File.read!/1}]", 2, "capture of File.read!/1 is not allowed")
+  end
+
+  test "Function.capture and :erlang.make_fun build funs from data" do
+    rejects("def f(m), do: Function.capture(m, :cmd, 1)", 2, "call to :erlang.make_fun/3 is not allowed")
+    rejects("def f(m), do: :erlang.make_fun(m, :cmd, 1)", 2, "call to :erlang.make_fun/3 is not allowed")
+  end
+
+  test "dynamic module or function from a variable, a map field or a list" do
+    # The compiler propagates the constant: the BEAM holds the plain call to :os.cmd/1.
+    rejects("def f(_) do\n  m = :os\n  m.cmd(~c\"id\")\nend", 4, "call to :os.cmd/1 is not allowed")
+    rejects("def f(%{mod: m}), do: m.cmd(~c\"id\")", 2, "dynamic call")
+    rejects("def f(_), do: Enum.map([:os], & &1.cmd(~c\"id\"))", 2, "dynamic call")
+    rejects("def f(m, a), do: apply(m, :cmd, a)", 2, "call to :erlang.apply/3 is not allowed: dynamic call")
+    rejects("def f(g, args), do: Kernel.apply(g, args)", 2, "call to :erlang.apply/2 is not allowed: dynamic call")
+  end
+
+  test "unquote in a function head cannot hide the call in the body" do
+    rejects("for name <- [:cmd] do\n  def unquote(name)(c), do: :os.unquote(name)(c)\nend", 3, "call to :os.cmd/1")
+  end
+
+  test "send, receive and spawn" do
+    rejects("def f(p), do: send(p, :x)", 2, "call to :erlang.send/2 is not allowed: message passing")
+    # receive instructions carry no line of their own: the function's line is named.
+    rejects("def f do\n  receive do\n    x -> x\n  end\nend", 2, "receive is not allowed")
+    rejects("def f, do: spawn(fn -> :ok end)", 2, "call to :erlang.spawn/1 is not allowed: processes")
+  end
+
+  test "atoms from data" do
+    rejects("def f(x), do: :\"a\#{x}\"", 2, "call to :erlang.binary_to_atom/2 is not allowed: it creates atoms")
+    rejects("def f(x), do: ~w(a \#{x})a", 2, "capture of String.to_atom/1 is not allowed: it creates atoms")
+    rejects("def f(x), do: List.to_atom(x)", 2, "call to :erlang.list_to_atom/1 is not allowed")
+    rejects("def f(x), do: Module.concat([x])", 2, "call to Module.concat/1 is not allowed")
+  end
+
+  test "error_info can only be the one raise passes, and stacktraces only the VM's" do
+    rejects("def f, do: :erlang.error(:badarg, :none, error_info: %{module: :os, function: :cmd})", 2,
+            "call to :erlang.error/3 is not allowed")
+
+    rejects("def f, do: :erlang.raise(:error, :badarg, [{:os, :cmd, 2, [error_info: %{module: :os}]}])", 2,
+            "call to :erlang.raise/3 is not allowed")
+
+    rejects("def f(st), do: Exception.normalize(:error, :badarg, st)", 2, "call to Exception.normalize/3 is not allowed")
+    rejects("def f(e), do: reraise(e, [])", 2, "call to :erlang.raise/3 is not allowed")
+  end
+
+  test "module_info is generated; get_module_info elsewhere is refused" do
+    rejects("def f, do: :erlang.get_module_info(File)", 2, "call to :erlang.get_module_info/1 is not allowed")
+    rejects("def f, do: :erlang.get_module_info(__MODULE__, :compile)", 2, "get_module_info/2 is not allowed")
+  end
+
+  test "@on_load" do
+    rejects("@on_load :boot\ndef boot, do: :ok", 3, "@on_load is not allowed")
+  end
+
+  test "arity counts: exit/1 is fine, exit/2 (Process.exit) is not; functions must exist" do
+    assert :ok = beam_only("def f, do: exit(:normal)")
+    rejects("def f(p), do: :erlang.exit(p, :kill)", 2, "call to :erlang.exit/2 is not allowed")
+    rejects("def f, do: Enum.nope(1)", 2, "call to Enum.nope/1 is not allowed: no such function")
+    rejects("def f, do: Kernel.\"MACRO-def\"(__ENV__, :x)", 2, "macros are expanded at compile time")
+    rejects("def f(m), do: macro_exported?(m, :x, 1)", 2, "call to Kernel.macro_exported?/3 is not allowed")
   end
 end
 
@@ -46,6 +178,44 @@ defmodule AstCheckTest do
   test "interpolated atom lists" do
     rejects("def parse(s, _), do: ~w(a \#{s})a", 2, "creates atoms from data")
     assert :ok = ast_check("def parse(_, _), do: ~w(a b)a")
+  end
+end
+
+defmodule CompileWithoutLoadTest do
+  use ExUnit.Case, async: false
+  import LanguageLayer.Helpers
+
+  test "a parser that fails verification was never loaded, and the next load fails the same way" do
+    # Passes the AST check (the module is named through a binding the AST check cannot see), fails
+    # the BEAM check.
+    src = parser("  def parse(_, _), do: Enum.map([:os], & &1.cmd(~c\"id\"))")
+    assert {:error, [{3, "dynamic call" <> _} | _]} = Fieldline.Compiler.load("unloaded1", src)
+    refute :erlang.module_loaded(FieldlineParsers.Punloaded1)
+    assert {:error, [{3, _} | _]} = Fieldline.Compiler.load("unloaded1", src)
+    refute :erlang.module_loaded(FieldlineParsers.Punloaded1)
+  end
+
+  test "check compiles without loading anything" do
+    assert {:ok, []} = Fieldline.Compiler.check(parser("  def parse(_, _), do: []"))
+    refute :erlang.module_loaded(FieldlineParsers.Pcheck)
+  end
+
+  test "a module that passes is loaded, and only then" do
+    assert {:ok, m} = Fieldline.Compiler.load("loaded1", parser("  def parse(x, _), do: %{x: x}"))
+    assert m.parse(1, %{}) == %{x: 1}
+  end
+
+  test "a parser's own struct compiles (no type checker needing the module loaded)" do
+    src = parser("  defstruct [:a]\n  def parse(x, _), do: %{a: %__MODULE__{a: x}.a}")
+    assert {:ok, m} = Fieldline.Compiler.load("ownstruct", src)
+    assert m.parse(2, %{}) == %{a: 2}
+  end
+
+  test "a VM without the consolidated protocols compiles nothing" do
+    ebin = :code.which(Fieldline.Compiler) |> Path.dirname()
+    code = "IO.inspect(Fieldline.Compiler.check(\"defmodule Parser do\\ndef parse(_, _), do: []\\nend\"))"
+    {out, 0} = System.cmd("elixir", ["-pa", ebin, "-e", code], stderr_to_stdout: true)
+    assert out =~ "is not consolidated; refusing to compile parsers"
   end
 end
 
