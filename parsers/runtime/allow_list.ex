@@ -11,7 +11,8 @@ defmodule Fieldline.AllowList do
      form (alias, import, capture, macro, `defdelegate`) produced it.
 
   Violations name the line and the call. `expr.field` is rewritten by `Fieldline.Compiler` into a
-  map-only access, so no variable acts as a module.
+  map-only access, and calls that take a `Regex` into `Fieldline.SafeRegex`, so no variable acts as
+  a module and no forged compiled pattern reaches `:re`.
   """
 
   # Elixir modules whose every function a parser may call, minus the listed ones.
@@ -182,8 +183,8 @@ defmodule Fieldline.AllowList do
   }
 
   # Calls the Elixir compiler emits for allowed constructs (compiled code only; parser source
-  # cannot name these modules): interpolation, to_charlist, `raise var`, destructure, `for ... into:`
-  # and the rewritten `expr.field`.
+  # cannot name these modules): interpolation, to_charlist, `raise var`, destructure, `for ... into:`,
+  # the rewritten `expr.field` and the regex wrappers.
   @compiled_calls MapSet.new([
                     {String.Chars, :to_string, 1},
                     {List.Chars, :to_charlist, 1},
@@ -192,6 +193,36 @@ defmodule Fieldline.AllowList do
                     {Collectable, :into, 1},
                     {Fieldline.Runtime, :field!, 2}
                   ])
+
+  # Wrappers whose every exported function compiled code may call.
+  @compiled_modules [Fieldline.SafeRegex, Fieldline.SafeString]
+
+  # Functions of open modules that compiled code may not call directly. A `%Regex{}` is a map a
+  # parser can forge, and `:re` runs its compiled pattern unchecked (a forged one crashes the VM):
+  # `Fieldline.Compiler` rewrites calls written by name into `Fieldline.SafeRegex`, so these only
+  # remain when a call was hidden (import, alias, capture of `=~`).
+  @regex_taking [
+    {Regex, :match?, 2},
+    {Regex, :named_captures, 2},
+    {Regex, :named_captures, 3},
+    {Regex, :names, 1},
+    {Regex, :replace, 3},
+    {Regex, :replace, 4},
+    {Regex, :run, 2},
+    {Regex, :run, 3},
+    {Regex, :scan, 2},
+    {Regex, :scan, 3},
+    {Regex, :split, 2},
+    {Regex, :split, 3},
+    {Regex, :recompile, 1},
+    {Regex, :recompile!, 1},
+    {String, :split, 2},
+    {String, :split, 3},
+    {String, :replace, 3},
+    {String, :replace, 4},
+    {String, :match?, 2},
+    {Kernel, :=~, 2}
+  ]
 
   # Atom creation from data (worker atom tables are finite and never collected).
   @atom_creating [
@@ -251,8 +282,14 @@ defmodule Fieldline.AllowList do
       mfa in @atom_creating ->
         {:error, "it creates atoms from data"}
 
+      mfa in @regex_taking ->
+        {:error, "call it by its name (#{short(mod)}.#{fun}(...)) so the sandbox can rebuild the regex"}
+
       MapSet.member?(@compiled_calls, mfa) ->
         :ok
+
+      mod in @compiled_modules ->
+        exported(mod, fun, arity)
 
       match?("MACRO-" <> _, Atom.to_string(fun)) ->
         {:error, "macros are expanded at compile time"}

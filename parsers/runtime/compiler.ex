@@ -3,12 +3,10 @@ defmodule Fieldline.Compiler do
   From source to a loaded module, once per parser version: parse the source, find the single
   top-level `defmodule Parser`, check its AST against `Fieldline.AllowList`, rename it to a module
   of its own (so many tenants' `Parser`s live in one VM), rewrite `expr.field` into a map-only
-  access, then compile it in a separate process under time and heap limits (module bodies run at
-  compile time). The compiled module is not loaded:
+  access and regex calls into `Fieldline.SafeRegex`, then compile it in a separate process under
+  time and heap limits (module bodies run at compile time). The compiled module is not loaded:
   `Fieldline.BeamCheck` verifies its BEAM first, and only a module that passes is loaded
-  (`:code.load_binary`). Loaded modules are the cache. Nothing is compiled unless the protocols
-  parser code dispatches through are consolidated with only the allowed implementations
-  (`runtime_ready/0`).
+  (`:code.load_binary`). Loaded modules are the cache.
   """
 
   @max_source_bytes 262_144
@@ -171,6 +169,27 @@ defmodule Fieldline.Compiler do
     Macro.prewalk(ast, fn
       {:__aliases__, meta, [:Parser | rest]} ->
         {:__aliases__, meta, own ++ rest}
+
+      # Regex.f(...) and the String functions and `=~` that take a regex: through the wrapper that
+      # rebuilds the regex from its source (a forged compiled pattern crashes the VM).
+      {{:., meta, [{:__aliases__, _, [:Regex]}, fun]}, call_meta, args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, fun]}, call_meta, args}
+
+      {{:., meta, [Regex, fun]}, call_meta, args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, fun]}, call_meta, args}
+
+      {{:., meta, [{:__aliases__, _, [:String]}, fun]}, call_meta, args} when fun in [:split, :replace, :match?] ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeString]}, fun]}, call_meta, args}
+
+      {{:., meta, [{:__aliases__, _, [:Kernel]}, :=~]}, call_meta, [_, _] = args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, :match_op]}, call_meta, args}
+
+      {:=~, meta, [_, _] = args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, :match_op]}, meta, args}
+
+      {:&, meta, [{:/, slash_meta, [{:=~, op_meta, ctx}, 2]}]} when is_atom(ctx) ->
+        call = {{:., op_meta, [{:__aliases__, op_meta, [:Fieldline, :SafeRegex]}, :match_op]}, [no_parens: true] ++ op_meta, []}
+        {:&, meta, [{:/, slash_meta, [call, 2]}]}
 
       # expr.field (no parentheses, no arguments) on anything but a module: map access only.
       {{:., meta, [target, field]}, call_meta, []} = node when is_atom(field) ->

@@ -1,7 +1,7 @@
 # The language layer on its own (ctest runs this with the built runtime and the consolidated
 # protocols first in the code path, as workers have them): the BEAM check without the AST check in
-# front of it, the AST check's fixes, compile-without-load, protocol dispatch, and an audit of every
-# dispatch by name that the allowed modules do.
+# front of it, the AST check's fixes, compile-without-load, the regex wrapper, protocol dispatch, and
+# an audit of every dispatch by name that the allowed modules do.
 ExUnit.start()
 Calendar.put_time_zone_database(Fieldline.TzDb)
 
@@ -130,8 +130,10 @@ defmodule BeamCheckTest do
     rejects("def f, do: :erlang.get_module_info(__MODULE__, :compile)", 2, "get_module_info/2 is not allowed")
   end
 
-  test "@on_load" do
+  test "@on_load and hidden regex calls" do
     rejects("@on_load :boot\ndef boot, do: :ok", 3, "@on_load is not allowed")
+    rejects("import Regex\ndef f(r, s), do: run(r, s)", 3, "call to Regex.run/2 is not allowed")
+    rejects("def f(s), do: Enum.map([s], &String.split(&1, \",\"))", 2, "call to String.split/2 is not allowed")
   end
 
   test "arity counts: exit/1 is fine, exit/2 (Process.exit) is not; functions must exist" do
@@ -216,6 +218,28 @@ defmodule CompileWithoutLoadTest do
     code = "IO.inspect(Fieldline.Compiler.check(\"defmodule Parser do\\ndef parse(_, _), do: []\\nend\"))"
     {out, 0} = System.cmd("elixir", ["-pa", ebin, "-e", code], stderr_to_stdout: true)
     assert out =~ "is not consolidated; refusing to compile parsers"
+  end
+end
+
+defmodule SafeRegexTest do
+  use ExUnit.Case, async: true
+
+  test "a forged compiled pattern is never handed to :re (it would crash the VM)" do
+    {:re_pattern, n, u, o, _} = ~r/a(b+)c/.re_pattern
+    forged = %{~r/a(b+)c/ | re_pattern: {:re_pattern, n, u, o, <<0, 1, 2, 3>>}}
+    assert Fieldline.SafeRegex.run(forged, "xabbc") == ["abbc", "bb"]
+    assert Fieldline.SafeRegex.names(forged) == []
+    assert Fieldline.SafeString.split("abbcx", forged) == ["", "x"]
+    assert Fieldline.SafeRegex.match_op("abc", forged)
+    assert_raise ArgumentError, fn -> Fieldline.SafeRegex.names(%{__struct__: Regex, re_pattern: forged.re_pattern}) end
+  end
+
+  test "parser code is rewritten to the wrapper" do
+    src =
+      "defmodule Parser do\n  def parse(s, _), do: {Regex.run(~r/b+/, s), s =~ ~r/c/, String.split(s, ~r/b/), Enum.map([s], &(&1 =~ \"a\"))}\nend\n"
+
+    assert {:ok, m} = Fieldline.Compiler.load("regexrewrite", src)
+    assert m.parse("abbc", %{}) == {["bb"], true, ["a", "", "c"], [true]}
   end
 end
 
