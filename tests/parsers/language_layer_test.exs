@@ -145,6 +145,53 @@ defmodule BeamCheckTest do
   end
 end
 
+defmodule HostileBeamOnlyTest do
+  @moduledoc """
+  Every hostile parser of the sandbox suite, compiled without the AST check in front: whatever the
+  AST check refuses, the BEAM check refuses too, and what it lets through (to be contained at run
+  time) passes the BEAM check as well. Except these, each for the reason given.
+  """
+  use ExUnit.Case, async: true
+  import LanguageLayer.Helpers
+
+  @dir Path.expand("../sandbox/hostile", __DIR__)
+  @not_compiled_here %{
+    "compile_time_loop" => "runs forever at compile time",
+    "compile_time_read" => "reads a file at compile time: only the AST check runs before that",
+    "compile_time_forged_stream" => "runs at compile time (the consolidated protocols stop it)",
+    "require_compile_env" => "reads the application environment at compile time",
+    "nested_module" => "two modules: Fieldline.Compiler refuses it before the BEAM check",
+    "import_erlang" => "does not compile (:erlang.alias/1 conflicts with a special form)"
+  }
+  @ast_only %{
+    "macro_in_function_head" => "unquote(Macro.var(...)) compiles to an ordinary function head",
+    "kernel_apply_fun" => "apply of the parser's own fun compiles to a plain call of that fun"
+  }
+
+  for file <- Path.wildcard(Path.join(@dir, "*.ex")), name = Path.basename(file, ".ex"),
+      not Map.has_key?(@not_compiled_here, name) do
+    @file_path file
+    @name name
+    test "hostile/#{name}" do
+      source = File.read!(@file_path)
+      {:ok, {:defmodule, meta, args}} = Code.string_to_quoted(source, columns: false)
+      ast_verdict = Fieldline.AllowList.check({:defmodule, Keyword.put(meta, :fieldline_top, true), args})
+
+      case ast_verdict do
+        # Accepted: the whole compiler (with its rewrites) accepts it too, to be contained at run time.
+        :ok ->
+          assert {:ok, []} = Fieldline.Compiler.check(source)
+
+        {:error, _} ->
+          case beam_only_source(source) do
+            :ok -> assert Map.has_key?(@ast_only, @name), "only the AST check refuses #{@name}"
+            {:error, problems} -> assert Enum.any?(problems, fn {line, _} -> is_integer(line) end), inspect(problems)
+          end
+      end
+    end
+  end
+end
+
 defmodule AstCheckTest do
   use ExUnit.Case, async: true
   import LanguageLayer.Helpers
