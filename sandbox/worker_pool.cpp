@@ -48,10 +48,12 @@ std::vector<bind_mount> runtime_mounts(const std::filesystem::path& runtime_ebin
   const auto nif = runtime_ebin.parent_path() / "nif";
   if (!std::filesystem::exists(nif / "fieldline_lockdown.so"))
     throw std::runtime_error("lockdown NIF not found in " + nif.string());
-  std::vector<bind_mount> mounts = {{runtime_ebin, "/fieldline/ebin"}, {nif, "/fieldline/nif"}};
-  if (const auto consolidated = runtime_ebin.parent_path() / "consolidated"; std::filesystem::exists(consolidated))
-    mounts.push_back({consolidated, "/fieldline/consolidated"});
-  return mounts;
+  // The protocols consolidated with only the allowed implementations (parsers/consolidate.exs): the
+  // worker searches them before Elixir's own, which would dispatch forged structs anywhere.
+  const auto consolidated = runtime_ebin.parent_path() / "consolidated";
+  if (!std::filesystem::exists(consolidated / "Elixir.Enumerable.beam"))
+    throw std::runtime_error("consolidated protocols not found in " + consolidated.string());
+  return {{runtime_ebin, "/fieldline/ebin"}, {nif, "/fieldline/nif"}, {consolidated, "/fieldline/consolidated"}};
 }
 
 worker_config runtime_worker_config(const std::filesystem::path& runtime_ebin, worker_config base) {

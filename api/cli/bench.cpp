@@ -85,6 +85,12 @@ sandbox::packet_input bench_packet(const parse_case& c) {
   return p;
 }
 
+// The protocols consolidated for the sandbox (parsers/consolidate.exs): the runtime compiles parsers
+// only with them first in the code path (the last `-pa` given comes first).
+std::string consolidated_dir() {
+  return (sandbox::default_runtime_ebin().parent_path() / "consolidated").string();
+}
+
 // Parses/s of `parser_file` called directly in a loop inside one plain BEAM (no sandbox, no
 // per-packet process, no result conversion): the limit the sandbox is measured against.
 double bare_loop_rate(const std::filesystem::path& parser_file, const parse_case& c, std::size_t iterations) {
@@ -104,7 +110,7 @@ double bare_loop_rate(const std::filesystem::path& parser_file, const parse_case
   const std::string cmd =
       "erl -noshell -noinput +S 1:1 -pa /usr/lib/elixir/lib/elixir/ebin "
       "-pa /usr/lib/elixir/lib/logger/ebin -pa " +
-      ebin + " -eval " + shell_quote(eval) + " 2>&1";
+      ebin + " -pa " + consolidated_dir() + " -eval " + shell_quote(eval) + " 2>&1";
   const std::string out = shell_out(cmd);
   const double micros = std::stod(out);
   return static_cast<double>(iterations) / (micros / 1e6);
@@ -148,7 +154,7 @@ double in_vm_runtime_rate(const std::filesystem::path& parser_file, const parse_
   const std::string cmd =
       "erl -noshell -noinput +S 1:1 -pa /usr/lib/elixir/lib/elixir/ebin "
       "-pa /usr/lib/elixir/lib/logger/ebin -pa " +
-      ebin + " -eval " + shell_quote(eval) + " 2>&1";
+      ebin + " -pa " + consolidated_dir() + " -eval " + shell_quote(eval) + " 2>&1";
   const std::string out = shell_out(cmd);
   return static_cast<double>(batches * 100) / (std::stod(out) / 1e6);
 }
@@ -247,7 +253,7 @@ int bench_parse(bool as_json, std::size_t packets) {
   start = clock::now();
   for (const auto& f : files) {
     // What parser authors do today: a fresh `elixir` for each file that compiles it and runs its vectors.
-    shell_out("elixir -pa " + ebin +
+    shell_out("elixir --erl '-pa " + consolidated_dir() + "' -pa " + ebin +
               " -e '{:ok, m} = Fieldline.Compiler.load(\"x\", File.read!(hd(System.argv()))); "
               "r = Fieldline.TestVectors.run(m, %{timeout_ms: 1000, heap_words: 4_000_000}); "
               "IO.puts(length(r.vectors))' " +

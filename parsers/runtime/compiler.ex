@@ -1,26 +1,26 @@
 defmodule Fieldline.Compiler do
   @moduledoc """
   From source to a loaded module, once per parser version: parse the source, find the single
-  top-level `defmodule Parser`, check it against `Fieldline.AllowList`, rename it to a module of its
-  own (so many tenants' `Parser`s live in one VM), rewrite `expr.field` into a map-only access, and
-  compile it in a separate process under time and heap limits. Loaded modules are the cache.
+  top-level `defmodule Parser`, check its AST against `Fieldline.AllowList`, rename it to a module
+  of its own (so many tenants' `Parser`s live in one VM), rewrite `expr.field` into a map-only
+  access and regex calls into `Fieldline.SafeRegex`, then compile it in a separate process under
+  time and heap limits (module bodies run at compile time). The compiled module is not loaded:
+  `Fieldline.BeamCheck` verifies its BEAM first, and only a module that passes is loaded
+  (`:code.load_binary`). Loaded modules are the cache.
   """
 
   @max_source_bytes 262_144
   @compile_timeout_ms 10_000
   @compile_heap_words 64 * 1024 * 1024
 
-  @doc "Checks without compiling to a module the VM keeps. `{:ok}` or `{:error, [{line, message}]}`."
+  @doc "Checks without loading anything. `{:ok, []}` or `{:error, [{line, message}]}`."
   def check(source) do
-    with {:ok, ast} <- prepare(source, "check") do
-      result = compile_limited(ast)
-      purge(target_module("check"))
+    module = target_module("check")
 
-      case result do
-        :ok -> {:ok, exports(ast)}
-        {:error, _} = error -> error
-        {:failed, reason} -> {:error, [{nil, "compiling failed: #{reason}"}]}
-      end
+    with :ok <- runtime_ready(),
+         {:ok, ast} <- prepare(source, "check"),
+         {:ok, _binary} <- compile_verified(ast, module) do
+      {:ok, exports(ast)}
     end
   end
 
@@ -31,29 +31,92 @@ defmodule Fieldline.Compiler do
     if :erlang.function_exported(module, :parse, 2) do
       {:ok, module}
     else
-      with {:ok, ast} <- prepare(source, key) do
-        result = compile_limited(ast)
-
-        cond do
-          result == :ok and :erlang.function_exported(module, :parse, 2) -> {:ok, module}
-          result == :ok -> {:error, [{nil, "Parser must define parse/2"}]}
-          match?({:error, _}, result) -> result
-          true -> {:error, [{nil, "compiling failed: #{elem(result, 1)}"}]}
-        end
+      with :ok <- runtime_ready(),
+           {:ok, ast} <- prepare(source, key),
+           {:ok, binary} <- compile_verified(ast, module),
+           :ok <- defines_parse(module, binary),
+           {:module, ^module} <- :code.load_binary(module, ~c"parser.ex", binary) do
+        {:ok, module}
+      else
+        {:error, problems} when is_list(problems) -> {:error, problems}
+        {:error, reason} -> {:error, [{nil, "loading failed: #{inspect(reason)}"}]}
       end
     end
   end
 
-  # Compiles (and loads) a prepared AST in a limited process: :ok, {:error, problems} or {:failed, why}.
-  defp compile_limited(ast) do
-    in_limited_process(fn ->
-      try do
-        Code.compile_quoted(ast, "parser.ex")
-        :ok
-      rescue
-        e -> {:error, [{error_line(e), Exception.message(e)}]}
-      end
-    end)
+  @doc """
+  Whether this VM may compile parsers: the protocols parser code dispatches through must be
+  consolidated with exactly the allowed implementations (the build's `parsers/consolidated`
+  directory first in the code path). Otherwise a forged struct reaches any implementation on the
+  code path (`Enumerable.File.Stream` reads files), so nothing is compiled at all.
+  """
+  def runtime_ready do
+    problems =
+      for {protocol, allowed} <- Fieldline.AllowList.protocol_impls(),
+          problem = protocol_problem(protocol, allowed),
+          do: {nil, problem}
+
+    if problems == [], do: :ok, else: {:error, problems}
+  end
+
+  defp protocol_problem(protocol, allowed) do
+    case Code.ensure_loaded(protocol) && protocol.__protocol__(:impls) do
+      {:consolidated, impls} ->
+        case impls -- allowed do
+          [] -> nil
+          extra -> "sandbox runtime: #{inspect(protocol)} dispatches to #{inspect(extra)}; refusing to compile parsers"
+        end
+
+      _ ->
+        "sandbox runtime: #{inspect(protocol)} is not consolidated; refusing to compile parsers"
+    end
+  end
+
+  # Compiles a prepared AST without loading it and verifies the BEAM, in a limited process:
+  # {:ok, binary} or {:error, problems}.
+  defp compile_verified(ast, module) do
+    result =
+      in_limited_process(fn ->
+        try do
+          case compile_unloaded(ast) do
+            [{^module, binary}] ->
+              with :ok <- Fieldline.BeamCheck.verify(module, binary), do: {:ok, binary}
+
+            modules ->
+              for {m, _} <- modules, do: purge(m)
+              {:error, [{nil, "a parser defines exactly one module, got #{inspect(Enum.map(modules, &elem(&1, 0)))}"}]}
+          end
+        rescue
+          e -> {:error, [{error_line(e, __STACKTRACE__), Exception.message(e)}]}
+        end
+      end)
+
+    case result do
+      {:ok, binary} -> {:ok, binary}
+      {:error, problems} -> {:error, problems}
+      {:failed, reason} -> {:error, [{nil, "compiling failed: #{reason}"}]}
+    end
+  end
+
+  # `@compile {:autoload, false}` keeps the module out of the code server; calling the compiler
+  # below Code.compile_quoted skips the parallel checker, which would need the module loaded (it
+  # calls `__struct__/0` of a module's own struct) and would run `@after_verify` hooks.
+  defp compile_unloaded({:defmodule, meta, [name, [do: body]]}) do
+    Process.delete(:elixir_checker_info)
+    Process.delete(:elixir_compiler_info)
+    no_load = quote(do: @compile({:autoload, false}))
+    ast = {:defmodule, meta, [name, [do: {:__block__, [], [no_load, body]}]]}
+    :elixir_compiler.quoted(ast, "parser.ex", fn _file, _lexical -> :ok end)
+  end
+
+  defp defines_parse(module, binary) do
+    case :beam_lib.chunks(binary, [:exports]) do
+      {:ok, {^module, [exports: exports]}} ->
+        if {:parse, 2} in exports, do: :ok, else: {:error, [{nil, "Parser must define parse/2"}]}
+
+      _ ->
+        {:error, [{nil, "the compiled parser could not be read"}]}
+    end
   end
 
   defp target_module(key), do: Module.concat([FieldlineParsers, "P" <> key])
@@ -107,6 +170,27 @@ defmodule Fieldline.Compiler do
       {:__aliases__, meta, [:Parser | rest]} ->
         {:__aliases__, meta, own ++ rest}
 
+      # Regex.f(...) and the String functions and `=~` that take a regex: through the wrapper that
+      # rebuilds the regex from its source (a forged compiled pattern crashes the VM).
+      {{:., meta, [{:__aliases__, _, [:Regex]}, fun]}, call_meta, args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, fun]}, call_meta, args}
+
+      {{:., meta, [Regex, fun]}, call_meta, args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, fun]}, call_meta, args}
+
+      {{:., meta, [{:__aliases__, _, [:String]}, fun]}, call_meta, args} when fun in [:split, :replace, :match?] ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeString]}, fun]}, call_meta, args}
+
+      {{:., meta, [{:__aliases__, _, [:Kernel]}, :=~]}, call_meta, [_, _] = args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, :match_op]}, call_meta, args}
+
+      {:=~, meta, [_, _] = args} ->
+        {{:., meta, [{:__aliases__, meta, [:Fieldline, :SafeRegex]}, :match_op]}, meta, args}
+
+      {:&, meta, [{:/, slash_meta, [{:=~, op_meta, ctx}, 2]}]} when is_atom(ctx) ->
+        call = {{:., op_meta, [{:__aliases__, op_meta, [:Fieldline, :SafeRegex]}, :match_op]}, [no_parens: true] ++ op_meta, []}
+        {:&, meta, [{:/, slash_meta, [call, 2]}]}
+
       # expr.field (no parentheses, no arguments) on anything but a module: map access only.
       {{:., meta, [target, field]}, call_meta, []} = node when is_atom(field) ->
         if Keyword.get(call_meta, :no_parens, false) and not module_target?(target) do
@@ -157,8 +241,15 @@ defmodule Fieldline.Compiler do
     end
   end
 
-  defp error_line(%{line: line}) when is_integer(line), do: line
-  defp error_line(_), do: nil
+  # The line an error names, else the innermost frame in parser code (code run at compile time).
+  defp error_line(%{line: line}, _stacktrace) when is_integer(line), do: line
+
+  defp error_line(_error, stacktrace) do
+    Enum.find_value(stacktrace, fn
+      {_m, _f, _a, info} -> if info[:file] == ~c"parser.ex", do: info[:line]
+      _ -> nil
+    end)
+  end
 
   defp syntax_line(meta) when is_list(meta), do: Keyword.get(meta, :line)
   defp syntax_line(line) when is_integer(line), do: line

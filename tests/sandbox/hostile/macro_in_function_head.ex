@@ -1,0 +1,6 @@
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(unquote(Macro.var(:payload, nil)), _meta) do
+    %{out: payload}
+  end
+end
