@@ -1,6 +1,10 @@
 // The pool end to end: real sandboxed BEAMs parsing real parsers.
 #include "sandbox/worker_pool.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+
 #include "sandbox_fixture.hpp"
 
 namespace fl::testing {
@@ -49,6 +53,43 @@ TEST(worker_pool, check_names_line_and_call) {
   }
   EXPECT_TRUE(named);
   EXPECT_TRUE(shared_pool().check(temperature_parser).ok);
+}
+
+const char* const atom_counting_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(_payload, meta), do: %{atom_keys: meta.meta |> Map.keys() |> Enum.count(&is_atom/1)}
+end
+)";
+
+// A packet whose meta has `keys` identifier-like keys never seen before.
+sandbox::packet_input packet_with_new_keys(std::size_t keys) {
+  static std::atomic<int> round{0};
+  const std::string prefix = "k" + std::to_string(::getpid()) + "r" + std::to_string(round++) + "_";
+  boost::json::object meta;
+  for (std::size_t i = 0; i < keys; ++i) meta[prefix + std::to_string(i)] = 1;
+  return binary_packet("x", std::move(meta));
+}
+
+TEST(worker_pool, meta_keys_become_atoms_only_up_to_a_budget_per_call) {
+  auto out = shared_pool().parse("atoms", {atom_counting_parser}, {.timeout_ms = 5000}, {},
+                                 std::vector{packet_with_new_keys(15'000)});
+  ASSERT_EQ(out.at(0).kind, outcome_kind::ok) << out[0].message;
+  EXPECT_EQ(out[0].readings.at(0).data.at("atom_keys").as_int64(), 10'000);  // the rest stayed strings
+}
+
+TEST(worker_pool, a_worker_whose_atom_table_grew_is_replaced_long_before_it_fills) {
+  sandbox::pool_config config;
+  config.recycle_atoms = 200'000;  // of the VM's 1,048,576
+  sandbox::worker_pool pool(config);
+  std::size_t calls = 0;
+  while (pool.workers_started() < 2 && calls < 40) {
+    auto out = pool.parse("atoms", {atom_counting_parser}, {.timeout_ms = 5000}, {},
+                          std::vector{packet_with_new_keys(10'000)});
+    ASSERT_EQ(out.at(0).kind, outcome_kind::ok) << out[0].message;
+    ++calls;
+  }
+  EXPECT_EQ(pool.workers_started(), 2u) << "after " << calls << " calls of 10,000 new atoms each";
 }
 
 }  // namespace fl::testing
