@@ -5,14 +5,27 @@
 
 namespace fl::pipeline {
 
-std::vector<parser_problem> parser_checker::check(const std::string& mandate, const std::string& code) {
-  if (mandate.empty()) return {{std::nullopt, "the parser has no mandate"}};
-  const auto result = parsing_.sandbox_pool().check(mandate, code);
-  std::vector<parser_problem> problems;
-  if (result.ok) return problems;
-  for (const auto& [line, message] : result.problems) problems.push_back({line, message});
-  if (problems.empty()) problems.push_back({std::nullopt, "the parser was rejected"});
-  return problems;
+parser_check parser_checker::check(const std::string& mandate, const std::string& code) {
+  if (mandate.empty()) return {false, {{std::nullopt, "the parser has no mandate"}}};
+  {
+    std::lock_guard lock(mutex_);
+    if (!in_flight_.emplace(mandate, true).second) return {true, {}};
+  }
+  struct done {
+    parser_checker& self;
+    const std::string& mandate;
+    ~done() {
+      std::lock_guard lock(self.mutex_);
+      self.in_flight_.erase(mandate);
+    }
+  } release{*this, mandate};
+  // The mandate's own lane for checks: never another mandate's worker, never its parsing worker.
+  const auto result = parsing_.sandbox_pool().check(mandate + "/check", code);
+  parser_check out;
+  if (result.ok) return out;
+  for (const auto& [line, message] : result.problems) out.problems.push_back({line, message});
+  if (out.problems.empty()) out.problems.push_back({std::nullopt, "the parser was rejected"});
+  return out;
 }
 
 }  // namespace fl::pipeline

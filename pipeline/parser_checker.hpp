@@ -1,8 +1,13 @@
 #pragma once
 // The pipeline's view of parser validation: before a parser is stored, its code is compiled and
-// checked in the sandbox (DESIGN.md, Sandbox layer 1). A rejected parser is never stored. Compiling
-// runs the parser's compile-time code, so the check runs in a worker of the parser's own mandate,
-// from the parse service's pool (started on first use).
+// checked in the sandbox (DESIGN.md, Sandbox layer 1). A rejected parser is never stored.
+//
+// Compiling runs the parser's compile-time code, which may take the whole compile budget. So a
+// check runs in a worker of the parser's own mandate set apart for checks (its parsing never waits
+// for it), and a mandate has at most one check in flight: a second is answered `busy` at once
+// instead of holding a request thread that other mandates' requests need.
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,16 +22,27 @@ struct parser_problem {
   std::string message;
 };
 
+struct parser_check {
+  bool busy = false;                     // another check of this mandate is running: try again later
+  std::vector<parser_problem> problems;  // empty: the code compiles and passes every check
+};
+
 class parser_checker {
  public:
   explicit parser_checker(parse_service& parsing) : parsing_(parsing) {}
 
-  // Empty when the code compiles and passes the allow-list. Throws std::runtime_error when the
-  // sandbox itself cannot run (a server fault, not the parser's).
-  [[nodiscard]] std::vector<parser_problem> check(const std::string& mandate, const std::string& code);
+  // Throws std::runtime_error when the sandbox itself cannot run (a server fault, not the parser's).
+  [[nodiscard]] parser_check check(const std::string& mandate, const std::string& code);
+  // Whether a check of the mandate is running now.
+  [[nodiscard]] bool checking(const std::string& mandate) {
+    std::lock_guard lock(mutex_);
+    return in_flight_.contains(mandate);
+  }
 
  private:
   parse_service& parsing_;
+  std::mutex mutex_;
+  std::map<std::string, bool> in_flight_;  // mandates with a check running
 };
 
 }  // namespace fl::pipeline

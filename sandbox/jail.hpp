@@ -62,8 +62,9 @@ struct jail_limits {
 
 // Everything the child needs, computed before clone.
 struct jail_plan {
-  // Where the tmpfs root is mounted before pivot_root (an existing directory; the mount exists only
-  // in the worker's namespace, so it hides nothing of the host's).
+  // Where the tmpfs root is mounted before pivot_root: an existing directory above none of the
+  // mounts' sources (the mount exists only in the worker's namespace, but there it hides what is
+  // below it until pivot_root).
   std::string staging = "/tmp";
   struct mount_step {
     std::string source;               // host path

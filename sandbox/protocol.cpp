@@ -52,6 +52,28 @@ const etf::tuple* tagged(const std::optional<etf::term>& t, std::string_view tag
 
 namespace {
 
+// What the host keeps of a worker's texts, whatever the worker sends (the runtime bounds them too):
+// a message of 4 KiB, 100 log lines of 2 KiB.
+constexpr std::size_t max_message_bytes = 4096;
+constexpr std::size_t max_log_lines = 101;
+constexpr std::size_t max_log_line_bytes = 2048;
+
+std::string bounded(std::string text, std::size_t most) {
+  if (text.size() <= most) return text;
+  std::size_t cut = most;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  const auto dropped = text.size() - cut;
+  text.resize(cut);
+  return text + " ... (" + std::to_string(dropped) + " more bytes cut)";
+}
+
+std::vector<std::string> bounded_lines(const etf::term* t) {
+  auto lines = lines_of(t);
+  if (lines.size() > max_log_lines) lines.resize(max_log_lines);
+  for (auto& line : lines) line = bounded(std::move(line), max_log_line_bytes);
+  return lines;
+}
+
 std::optional<outcome_kind> kind_of(const etf::term& t) {
   for (auto k : {outcome_kind::parse_error, outcome_kind::timeout, outcome_kind::memory_limit, outcome_kind::crashed})
     if (t.is_atom(outcome_name(k))) return k;
@@ -102,13 +124,13 @@ parse_outcome outcome_of(const etf::term& t) {
       if (const auto* f = r.find("fields")) rd.fields = etf::to_json(*f);
       out.readings.push_back(std::move(rd));
     }
-    out.logs = lines_of(&tup->items[2]);
+    out.logs = bounded_lines(&tup->items[2]);
     return out;
   }
   if (tup && tup->items.size() == 4 && tup->items[0].is_atom("error")) {
     out.kind = kind_of(tup->items[1]).value_or(outcome_kind::protocol_error);
-    out.message = text_of(&tup->items[2]);
-    out.logs = lines_of(&tup->items[3]);
+    out.message = bounded(text_of(&tup->items[2]), max_message_bytes);
+    out.logs = bounded_lines(&tup->items[3]);
     return out;
   }
   out.kind = outcome_kind::protocol_error;

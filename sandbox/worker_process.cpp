@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -33,6 +34,23 @@ std::filesystem::path versioned(const std::filesystem::path& dir, const std::str
     if (entry.path().filename().string().starts_with(prefix)) return entry.path();
   }
   throw std::runtime_error("sandbox: no " + prefix + "* under " + dir.string());
+}
+
+// Where the child mounts its new root's tmpfs before pivot_root: an existing directory that holds
+// none of the paths it binds afterwards (the tmpfs hides what is below it: a checkout under /tmp
+// would vanish). The mount exists only in the child's namespace.
+std::string choose_staging(const std::vector<bind_mount>& mounts) {
+  for (const char* candidate : {"/tmp", "/mnt", "/media", "/srv", "/opt", "/run", "/var/tmp", "/home"}) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(candidate, ec)) continue;
+    const std::filesystem::path staging(candidate);
+    const bool hides_a_source = std::any_of(mounts.begin(), mounts.end(), [&](const bind_mount& m) {
+      const auto rel = m.host.lexically_relative(staging);
+      return !rel.empty() && *rel.begin() != "..";
+    });
+    if (!hides_a_source) return candidate;
+  }
+  throw std::runtime_error("sandbox: no directory to stage a worker's root in that hides none of its mounts");
 }
 
 }  // namespace
@@ -123,6 +141,7 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
   plan.gid = config.uid;
   plan.uid_map = "0 " + std::to_string(::geteuid()) + " 1";
   plan.gid_map = "0 " + std::to_string(::getegid()) + " 1";
+  plan.staging = choose_staging(config.mounts);
   plan.old_root = plan.staging + "/.old";
   for (const auto& m : config.mounts) plan.mounts.push_back(plan_mount(plan.staging, m));
   plan.extra_dirs = {plan.staging + "/usr", plan.staging + "/usr/lib", plan.staging + "/dev"};

@@ -38,9 +38,12 @@ api_result<void> read_parser_fields(request_context& ctx, const json::object& bo
   if (!code) return {};
   std::vector<pipeline::parser_problem> problems;
   try {
-    // Compile-time code runs during the check: in the mandate's own worker, like its parsing.
+    // Compile-time code runs during the check: in a worker of the mandate's own.
     const auto* mandate = doc.if_contains("mandate_id");
-    problems = ctx.app.parsers.check(mandate && mandate->is_string() ? std::string(mandate->get_string()) : "", *code);
+    auto checked =
+        ctx.app.parsers.check(mandate && mandate->is_string() ? std::string(mandate->get_string()) : "", *code);
+    if (checked.busy) return api_error{429, "another parser of this mandate is being checked: try again shortly"};
+    problems = std::move(checked.problems);
   } catch (const std::exception& e) {
     spdlog::error("parser check failed: {}", e.what());
     return api_error{503, "parsers cannot be checked right now"};

@@ -555,6 +555,17 @@ defmodule Fieldline.AllowList do
       else: acc
   end
 
+  # ~D[2020-01-01 Mod] (and ~T, ~N, ~U): a calendar suffix makes the sigil call Mod.parse_date/1 (and
+  # friends) with the text while the parser compiles, before any BEAM exists to check.
+  defp visit({sigil, meta, [{:<<>>, _, parts}, _mods]}, _ctx, acc)
+       when sigil in [:sigil_D, :sigil_T, :sigil_N, :sigil_U] and is_list(parts) do
+    calendar = if Enum.all?(parts, &is_binary/1), do: parts |> Enum.join() |> String.split() |> List.last(), else: "?"
+
+    if calendar in [nil, "Calendar.ISO"] or not String.match?(calendar, ~r/^[A-Z?]/),
+      do: acc,
+      else: [{line(meta), "a calendar in ~#{sigil |> Atom.to_string() |> String.last()} is not allowed"} | acc]
+  end
+
   # &spawn/1 and friends: a capture of a forbidden local.
   defp visit({:&, meta, [{:/, _, [{name, _, ctx}, _arity]}]}, _ctx, acc)
        when is_atom(name) and is_atom(ctx) and name in @forbidden_locals do

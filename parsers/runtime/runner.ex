@@ -107,9 +107,9 @@ defmodule Fieldline.Runner do
               {:error, :parse_error, message}
           end
         rescue
-          e -> {:error, :parse_error, Exception.message(e) <> where(__STACKTRACE__)}
+          e -> {:error, :parse_error, bounded(Exception.message(e)) <> where(__STACKTRACE__)}
         catch
-          kind, reason -> {:error, :parse_error, "#{kind}: #{inspect(reason, limit: 10)}" <> where(__STACKTRACE__)}
+          kind, reason -> {:error, :parse_error, bounded("#{kind}: #{inspect(reason, limit: 10)}") <> where(__STACKTRACE__)}
         end
 
       logs = Fieldline.LogCapture.take()
@@ -173,9 +173,9 @@ defmodule Fieldline.Runner do
         try do
           fun.()
         rescue
-          e -> {:error, :parse_error, Exception.message(e) <> where(__STACKTRACE__)}
+          e -> {:error, :parse_error, bounded(Exception.message(e)) <> where(__STACKTRACE__)}
         catch
-          kind, reason -> {:error, :parse_error, "#{kind}: #{inspect(reason, limit: 10)}" <> where(__STACKTRACE__)}
+          kind, reason -> {:error, :parse_error, bounded("#{kind}: #{inspect(reason, limit: 10)}") <> where(__STACKTRACE__)}
         end
 
       send(parent, {ref, outcome, Fieldline.LogCapture.take()})
@@ -213,6 +213,27 @@ defmodule Fieldline.Runner do
     after
       0 -> :ok
     end
+  end
+
+  @max_message_bytes 4096
+
+  @doc "A parser's error message as stored: at most #{@max_message_bytes} bytes (a raise can carry any size)."
+  def bounded(message) when is_binary(message) and byte_size(message) <= @max_message_bytes, do: message
+
+  def bounded(message) when is_binary(message) do
+    cut = whole_characters(binary_part(message, 0, @max_message_bytes), 3)
+    cut <> " ... (#{byte_size(message) - byte_size(cut)} more bytes cut)"
+  end
+
+  def bounded(other), do: bounded(inspect(other, limit: 10))
+
+  # Drops at most `tries` trailing bytes of a character the cut split.
+  defp whole_characters(bin, 0), do: bin
+
+  defp whole_characters(bin, tries) do
+    if String.valid?(bin) or bin == "",
+      do: bin,
+      else: whole_characters(binary_part(bin, 0, byte_size(bin) - 1), tries - 1)
   end
 
   # " (parser.ex line N)" for the innermost frame in parser code.

@@ -1,4 +1,6 @@
 // Parsers in the API: stored only after the sandbox's allow-list check; read-only for mandates.
+#include <future>
+
 #include "support/api_fixture.hpp"
 
 namespace fl::testing {
@@ -82,6 +84,39 @@ TEST_F(parsers, devices_carry_parser_id_and_a_used_parser_cannot_be_deleted) {
             200);
   EXPECT_EQ(call("DELETE", path, superadmin_).status, 200);
   EXPECT_EQ(call("GET", "/api/v1/parsers/" + parser, key_).status, 404);
+}
+
+// Compile-time code that never ends: the check runs for the whole compile limit (10 s), then fails.
+const char* const endless_compile = R"(defmodule Parser do
+  use Platform.Parsing.Behaviour
+  @forever Stream.iterate(0, &(&1 + 1)) |> Enum.reduce(0, fn x, acc -> acc + x end)
+  def parse(_, _), do: %{sum: @forever}
+end
+)";
+
+TEST_F(parsers, a_mandate_checks_one_parser_at_a_time_and_never_holds_up_another_mandate) {
+  auto slow = std::async(std::launch::async, [&] {
+    return create({{"name", "slow"}, {"language", "ex"}, {"code", endless_compile}});
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!app_->parsers.checking(mandate_) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling a condition
+  ASSERT_TRUE(app_->parsers.checking(mandate_));
+  // While it runs, a second check of the same mandate is refused at once: it would otherwise hold a
+  // request thread for as long.
+  auto second = create({{"name", "second"}, {"language", "ex"}, {"code", good_code}});
+  EXPECT_EQ(second.status, 429) << second.text;
+  // Another mandate's check runs meanwhile, in a worker of its own.
+  const auto other = make_mandate("Other");
+  auto theirs =
+      call("POST", "/admin/v1/mandates/" + other + "/parsers", superadmin_,
+           json::object{{"parser", json::object{{"name", "quick"}, {"language", "ex"}, {"code", good_code}}}});
+  EXPECT_EQ(theirs.status, 201) << theirs.text;
+  EXPECT_NE(slow.wait_for(std::chrono::milliseconds(0)), std::future_status::ready)
+      << "the endless check should still be running";
+  const auto ended = slow.get();
+  EXPECT_EQ(ended.status, 422) << ended.text;
+  EXPECT_NE(ended.text.find("compiling failed"), std::string::npos) << ended.text;
 }
 
 }  // namespace fl::testing

@@ -90,6 +90,20 @@ TEST(host_deadline, a_frame_with_more_outcomes_than_packets_is_rejected) {
   EXPECT_EQ(out[2].kind, outcome_kind::ok);
 }
 
+TEST(host_deadline, the_host_keeps_at_most_4_kib_of_a_message_whatever_the_worker_sends) {
+  // A worker past the runtime's own bound: a 1 MiB error message and 1,000 log lines of 64 KiB.
+  auto pool = pool_running(
+      "Big = binary:copy(<<\"E\">>, 1048576), Line = binary:copy(<<\"L\">>, 65536), "
+      "Send({outcomes, 1, [{error, parse_error, Big, lists:duplicate(1000, Line)}, {ok, [], []}], #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out[1].kind, outcome_kind::parse_error);
+  EXPECT_LE(out[1].message.size(), 4096u + 100u);
+  EXPECT_NE(out[1].message.find("more bytes cut"), std::string::npos);
+  EXPECT_LE(out[1].logs.size(), 101u);
+  for (const auto& line : out[1].logs) EXPECT_LE(line.size(), 2048u + 100u);
+}
+
 TEST(host_deadline, a_frame_of_the_wrong_type_is_rejected) {
   auto pool = pool_running("Send({pong, #{}}), Loop()");
   const auto out = parse_three(*pool);

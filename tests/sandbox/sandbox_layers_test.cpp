@@ -151,6 +151,24 @@ TEST(sandbox_layers, a_worker_leaves_nothing_on_the_host_disk) {
   }
 }
 
+TEST(sandbox_layers, a_runtime_under_tmp_is_still_reachable) {
+  // A checkout under /tmp (as CI's may be): the root is staged elsewhere, so nothing it binds is hidden.
+  temp_dir copy;
+  ASSERT_TRUE(copy.path().string().starts_with(std::filesystem::temp_directory_path().string()));
+  const auto built = sandbox::default_runtime_ebin().parent_path();
+  std::filesystem::copy(built, copy.path() / "parsers", std::filesystem::copy_options::recursive);
+  std::filesystem::permissions(copy.path(), std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                                std::filesystem::perms::group_exec |
+                                                std::filesystem::perms::others_read |
+                                                std::filesystem::perms::others_exec);
+  auto config = sandbox::runtime_worker_config(copy.path() / "parsers" / "ebin");
+  config.entry = {"-eval",
+                  "io:format(standard_error, \"RESULT ~p~n\", [code:which('Elixir.Fieldline.Worker')]), halt(0)."};
+  auto worker = sandbox::worker_process::spawn(config, sandbox::build_worker_filter());
+  const auto out = wait_for_result(*worker);
+  EXPECT_NE(out.find("RESULT \"/fieldline/ebin/Elixir.Fieldline.Worker.beam\""), std::string::npos) << out;
+}
+
 TEST(sandbox_layers, a_failing_setup_step_aborts_the_start) {
   auto config = sandbox::runtime_worker_config(sandbox::default_runtime_ebin());
   config.mounts.push_back({"/nonexistent/fieldline", "/nonexistent"});
