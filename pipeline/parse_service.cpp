@@ -178,10 +178,11 @@ void parse_service::run() {
     const storage::device_ref device{items.front().mandate, items.front().device};
     storage::result<void> done;
     micros deferred_until = 0;
+    std::vector<storage::pending_parse> not_parsed;  // past the call's time budget: queued again
     try {
       storage::readings readings(records_.db());
       auto generation = readings.generation(device.first, device.second);
-      done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until)
+      done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until, &not_parsed)
                         : storage::result<void>(generation.error());
     } catch (const std::exception& e) {
       // The sandbox could not run at all: a server fault. The packets stay queued.
@@ -192,6 +193,7 @@ void parse_service::run() {
       std::lock_guard lock(mutex_);
       if (!done) backlog_.put_back(items);  // still queued in the store: tried again later
       if (done && deferred_until > 0) backlog_.defer(items, deferred_until);  // its parser is paused
+      if (done && !not_parsed.empty()) backlog_.put_back(not_parsed);
       claimed_.erase(device);
       if (--claimed_by_mandate_[device.first] == 0) claimed_by_mandate_.erase(device.first);
     }
@@ -228,7 +230,8 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
 storage::result<void> parse_service::parse_items(const storage::device_ref& device, std::int64_t generation,
                                                  const std::vector<storage::pending_parse>& items,
                                                  const std::function<void(storage::write_batch&)>& also,
-                                                 bool queued_only, micros* deferred_until) {
+                                                 bool queued_only, micros* deferred_until,
+                                                 std::vector<storage::pending_parse>* not_parsed) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -282,13 +285,15 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     }
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_for(mandate);
+    // The service's own calls end after about a slice of worker time (a reparse parses them all).
+    if (not_parsed) limits.budget_ms = static_cast<int>(config_.fairness.slice.count());
     const auto started = std::chrono::steady_clock::now();
     bool compiled = false;
     outcomes = pool().parse(mandate.str(), code, limits, history, inputs, &compiled);
     const micros took =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
     // A call that compiled (or booted a worker) says nothing about the parser's cost per packet.
-    share_.charge(mandate, took, compiled ? 0 : inputs.size(), now_micros());
+    share_.charge(mandate, took, compiled ? 0 : outcomes.size(), now_micros());
     std::vector<sandbox::outcome_kind> kinds;
     for (const auto& o : outcomes) kinds.push_back(o.kind);
     if (auto pause = share_.record(mandate, *parser_id, kinds, now_micros())) {
@@ -310,6 +315,10 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   bool profile_changed = false;
   const micros now = now_micros();
   for (std::size_t i = 0; i < loaded.size(); ++i) {
+    if (input_of[i] != std::string::npos && input_of[i] >= outcomes.size()) {
+      if (not_parsed) not_parsed->push_back(loaded[i].entry);  // the call's budget ran out first
+      continue;
+    }
     if (queued_only) {  // parsed meanwhile by a reparse, or deleted: nothing to do
       auto still = queue_.contains(loaded[i].entry);
       if (!still) return still.error();
@@ -356,7 +365,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   if (also) also(batch);
   // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
   if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
-  parsed_ += inputs.size();
+  parsed_ += outcomes.size();
   return {};
 }
 

@@ -102,7 +102,8 @@ class parse_service {
   [[nodiscard]] storage::result<void> parse_items(const storage::device_ref& device, std::int64_t generation,
                                                   const std::vector<storage::pending_parse>& items,
                                                   const std::function<void(storage::write_batch&)>& also,
-                                                  bool queued_only, micros* deferred_until = nullptr);
+                                                  bool queued_only, micros* deferred_until = nullptr,
+                                                  std::vector<storage::pending_parse>* not_parsed = nullptr);
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;

@@ -56,6 +56,9 @@ struct parser_code {
 struct parse_limits {
   int timeout_ms = 100;                 // default 100 ms per packet
   std::int64_t heap_words = 4'000'000;  // default 4 M words (32 MiB) per parse process
+  // Once a call has run this long, the worker starts no further packet (the first always runs) and
+  // worker_pool::parse returns outcomes for the packets parsed so far only. 0: parse them all.
+  int budget_ms = 0;
 };
 
 struct check_result {

@@ -82,7 +82,8 @@ std::optional<outcome_kind> kind_of(const etf::term& t) {
 
 etf::term limits_term(const parse_limits& limits) {
   return etf::map{{etf::make_binary("timeout_ms"), etf::term(std::int64_t{limits.timeout_ms})},
-                  {etf::make_binary("heap_words"), etf::term(limits.heap_words)}};
+                  {etf::make_binary("heap_words"), etf::term(limits.heap_words)},
+                  {etf::make_binary("budget_ms"), etf::term(std::int64_t{limits.budget_ms})}};
 }
 
 etf::term packet_term(const packet_input& p) {

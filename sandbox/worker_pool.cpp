@@ -268,6 +268,7 @@ struct worker_pool::batch_result {
   // worker. Failing again, compiling charges every packet; speaking out of turn the first one.
   std::optional<parse_outcome> failed_to_start;
   bool compiling = false;
+  bool stopped = false;  // the call's budget ran out before the last packet
 };
 
 worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& code, const parse_limits& limits,
@@ -326,6 +327,14 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
   // packet's deadline (plus the grace) of it. The last frame carries the worker's stats.
   while (true) {
     const std::size_t next = result.outcomes.size();
+    // The call's budget ran out: the packets from `next` on were not started (at least one was parsed).
+    const auto* stopped_frame = protocol::tagged(decoded, "stopped", 3);
+    if (stopped_frame && limits.budget_ms > 0 && next > 0 && stopped_frame->items[1].as_int() &&
+        *stopped_frame->items[1].as_int() == static_cast<std::int64_t>(next)) {
+      result.stopped = true;
+      result.healthy = !worn_out(&stopped_frame->items[2], config_);
+      return result;
+    }
     auto outcomes = decoded ? protocol::outcomes_frame(*decoded, next, packets.size() - next) : std::nullopt;
     if (!outcomes) {
       if (status == io_status::ok) status = io_status::protocol_error;
@@ -355,11 +364,19 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
   out.reserve(packets.size());
   std::vector<stored_reading> history = last_readings;
   bool retried_start = false;
+  const auto started = clock::now();
   while (out.size() < packets.size()) {
     const auto rest = packets.subspan(out.size());
+    // The budget spans the retries on fresh workers too.
+    auto call_limits = limits;
+    if (limits.budget_ms > 0) {
+      const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - started).count();
+      if (spent >= limits.budget_ms && !out.empty()) break;
+      call_limits.budget_ms = static_cast<int>(std::max<long long>(1, limits.budget_ms - spent));
+    }
     auto s = acquire(mandate);
     if (compiled && !s->loaded.contains(code.key())) *compiled = true;
-    auto batch = run_batch(*s, code, limits, history, rest);
+    auto batch = run_batch(*s, code, call_limits, history, rest);
     release(std::move(s), batch.healthy);
     if (batch.failed_to_start) {
       if (!retried_start) {
@@ -376,6 +393,7 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
     }
     if (history.size() > 50) history.resize(50);
     for (auto& o : batch.outcomes) out.push_back(std::move(o));
+    if (batch.stopped) break;  // the caller queues the rest again
   }
   return out;
 }

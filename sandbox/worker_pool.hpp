@@ -57,6 +57,7 @@ class worker_pool {
   worker_pool(const worker_pool&) = delete;
   worker_pool& operator=(const worker_pool&) = delete;
 
+  // One outcome per packet, in order; with `limits.budget_ms`, possibly for a prefix only (at least one).
   [[nodiscard]] std::vector<parse_outcome> parse(const std::string& mandate, const parser_code& code,
                                                  const parse_limits& limits,
                                                  const std::vector<stored_reading>& last_readings,

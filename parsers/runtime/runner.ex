@@ -17,9 +17,16 @@ defmodule Fieldline.Runner do
   fresh process continues with the next packet. (The host enforces the same deadline from outside,
   with a grace period, in case this process never gets to run.)
   `inputs` are `{payload, meta}`; `history` is the newest-first list for get_last_reading/2.
+
+  With a `budget_ms` in `limits`, no packet but the first is started once the call has run that
+  long: the result is then `{:stopped, index}` (packets from `index` on were not parsed; the host
+  queues them again), so a call holds its parse thread for about the budget plus one deadline.
+  Otherwise `:ok`.
   """
   def parse_batch(module, inputs, limits, history, emit) do
-    batch(module, inputs, limits, history, 0, emit)
+    budget = Map.get(limits, :budget_ms, 0)
+    stop_at = if budget > 0, do: System.monotonic_time(:millisecond) + budget, else: :never
+    batch(module, inputs, Map.put(limits, :stop_at, stop_at), history, 0, emit)
   end
 
   defp batch(_module, [], _limits, _history, _index, _emit), do: :ok
@@ -27,7 +34,8 @@ defmodule Fieldline.Runner do
   defp batch(module, inputs, %{timeout_ms: timeout, heap_words: heap} = limits, history, index, emit) do
     parent = self()
     ref = make_ref()
-    body = fn -> batch_body(parent, ref, module, inputs, history) end
+    stop_at = limits.stop_at
+    body = fn -> batch_body(parent, ref, module, inputs, history, stop_at, index > 0) end
 
     {pid, mref} =
       :erlang.spawn_opt(body, [:monitor, {:max_heap_size, %{size: heap, kill: true, error_logger: false}}])
@@ -43,6 +51,10 @@ defmodule Fieldline.Runner do
         {done, left, history} = drain(ref, rest, remember(history, outcome, meta), [outcome])
         emit.(index, done)
         collect(module, left, limits, history, index + length(done), emit, run)
+
+      {^ref, :stopped, :budget} ->
+        Process.demonitor(mref, [:flush])
+        {:stopped, index}
 
       {:DOWN, ^mref, :process, _, :normal} ->
         # Finished; any outcome still in the mailbox was received above (messages stay ordered).
@@ -90,39 +102,50 @@ defmodule Fieldline.Runner do
     end
   end
 
-  defp batch_body(parent, ref, module, inputs, history) do
-    Enum.reduce(inputs, history, fn {payload, meta}, hist ->
-      Fieldline.LogCapture.start_capture()
-      Process.put(:fieldline_last_readings, hist)
-
-      outcome =
-        try do
-          case Fieldline.Normalize.readings(module.parse(payload, meta)) do
-            {:ok, readings} ->
-              if :erlang.external_size(readings) > @max_result_bytes,
-                do: {:error, :parse_error, "readings of one packet exceed #{@max_result_bytes} bytes"},
-                else: {:ok, readings}
-
-            {:error, message} ->
-              {:error, :parse_error, message}
-          end
-        rescue
-          e -> {:error, :parse_error, bounded(Exception.message(e)) <> where(__STACKTRACE__)}
-        catch
-          kind, reason -> {:error, :parse_error, bounded("#{kind}: #{inspect(reason, limit: 10)}") <> where(__STACKTRACE__)}
-        end
-
-      logs = Fieldline.LogCapture.take()
-
-      outcome =
-        case outcome do
-          {:ok, readings} -> {:ok, readings, logs}
-          {:error, kind, message} -> {:error, kind, message, logs}
-        end
-
-      send(parent, {ref, outcome})
-      remember(hist, outcome, meta)
+  defp batch_body(parent, ref, module, inputs, history, stop_at, may_stop_first) do
+    inputs
+    |> Enum.with_index()
+    |> Enum.reduce_while(history, fn {input, position}, hist ->
+      if (position > 0 or may_stop_first) and stop_at != :never and System.monotonic_time(:millisecond) >= stop_at do
+        send(parent, {ref, :stopped, :budget})
+        {:halt, hist}
+      else
+        {:cont, parse_one(parent, ref, module, input, hist)}
+      end
     end)
+  end
+
+  defp parse_one(parent, ref, module, {payload, meta}, hist) do
+    Fieldline.LogCapture.start_capture()
+    Process.put(:fieldline_last_readings, hist)
+
+    outcome =
+      try do
+        case Fieldline.Normalize.readings(module.parse(payload, meta)) do
+          {:ok, readings} ->
+            if :erlang.external_size(readings) > @max_result_bytes,
+              do: {:error, :parse_error, "readings of one packet exceed #{@max_result_bytes} bytes"},
+              else: {:ok, readings}
+
+          {:error, message} ->
+            {:error, :parse_error, message}
+        end
+      rescue
+        e -> {:error, :parse_error, bounded(Exception.message(e)) <> where(__STACKTRACE__)}
+      catch
+        kind, reason -> {:error, :parse_error, bounded("#{kind}: #{inspect(reason, limit: 10)}") <> where(__STACKTRACE__)}
+      end
+
+    logs = Fieldline.LogCapture.take()
+
+    outcome =
+      case outcome do
+        {:ok, readings} -> {:ok, readings, logs}
+        {:error, kind, message} -> {:error, kind, message, logs}
+      end
+
+    send(parent, {ref, outcome})
+    remember(hist, outcome, meta)
   end
 
   @doc "History for get_last_reading/2 after a packet: its readings first (newest), at most 50."

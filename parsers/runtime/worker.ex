@@ -10,7 +10,9 @@ defmodule Fieldline.Worker do
     {:parse, key, source, limits, last_readings, packets, announce}
         -> {:ready} once compiled (only when `announce`: the host then expects it), then
            {:outcomes, i, [outcome]} as packets finish (i: the first one's index; several when
-           they finished together), the last one as {:outcomes, i, [outcome], stats}
+           they finished together), the last one as {:outcomes, i, [outcome], stats};
+           or, when the limits' budget_ms ran out, {:stopped, i, stats} (packets from i on not
+           started)
          | {:rejected, [{line, msg}], stats}
     {:test, key, source, limits}                         -> {:tested, report, stats} | {:rejected, ...}
 
@@ -99,11 +101,15 @@ defmodule Fieldline.Worker do
         inputs = Enum.map(packets, &parser_input/1)
         total = length(inputs)
 
-        Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcomes ->
-          if index + length(outcomes) == total,
-            do: emit.({:outcomes, index, outcomes, stats()}),
-            else: emit.({:outcomes, index, outcomes})
-        end)
+        finished =
+          Fieldline.Runner.parse_batch(module, inputs, limits(limits), history, fn index, outcomes ->
+            if index + length(outcomes) == total,
+              do: emit.({:outcomes, index, outcomes, stats()}),
+              else: emit.({:outcomes, index, outcomes})
+          end)
+
+        # The call's time budget ran out: packets from `index` on were not started.
+        with {:stopped, index} <- finished, do: emit.({:stopped, index, stats()})
 
       {:error, problems} ->
         emit.({:rejected, problems, stats()})
@@ -119,10 +125,13 @@ defmodule Fieldline.Worker do
 
   def handle(other, emit), do: emit.({:error, :protocol, "unknown request #{inspect(other, limit: 3)}"})
 
-  defp limits(%{"timeout_ms" => t, "heap_words" => h}) when is_integer(t) and is_integer(h),
-    do: %{timeout_ms: t, heap_words: h}
+  defp limits(%{"timeout_ms" => t, "heap_words" => h} = l) when is_integer(t) and is_integer(h),
+    do: %{timeout_ms: t, heap_words: h, budget_ms: budget(Map.get(l, "budget_ms", 0))}
 
-  defp limits(_), do: %{timeout_ms: 100, heap_words: 2_000_000}
+  defp limits(_), do: %{timeout_ms: 100, heap_words: 2_000_000, budget_ms: 0}
+
+  defp budget(ms) when is_integer(ms) and ms > 0, do: ms
+  defp budget(_), do: 0
 
   defp stored_reading(%{"data" => data, "measured_at" => us}),
     do: %{data: data, measured_at: DateTime.from_unix!(us, :microsecond)}

@@ -105,6 +105,49 @@ TEST_F(fair_share_test, a_spinning_mandate_cannot_delay_another_by_a_second) {
   EXPECT_TRUE(told) << "no packet of B names the pause";
 }
 
+TEST_F(fair_share_test, a_parser_that_turns_slow_cannot_hold_the_threads_for_long) {
+  // Cheap for a while (its calls grow to full batches), then 30 packets on each of two devices that
+  // spin until their deadline: each call ends after its time budget, so A never waits for 30 x 100 ms.
+  b_mandate_ = make_mandate("B", json::array{"api_packets_writeable"});
+  b_key_ = make_key(b_mandate_, "admin");
+  const auto folder = make_folder(b_key_, "F");
+  const char* const mixed = R"(defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(<<0xEE>>, _meta), do: spin(0)
+  def parse(<<v>>, _meta), do: %{v: v}
+  defp spin(n), do: spin(n + 1)
+end
+)";
+  auto parser = call("POST", "/admin/v1/mandates/" + b_mandate_ + "/parsers", superadmin_,
+                     json::object{{"parser", json::object{{"name", "mixed"}, {"language", "ex"}, {"code", mixed}}}});
+  ASSERT_EQ(parser.status, 201) << parser.text;
+  for (int d = 0; d < 2; ++d) {
+    b_devices_.push_back(make_device(b_key_, "mixed " + std::to_string(d), folder));
+    ASSERT_EQ(call("PATCH", "/api/v1/devices/" + b_devices_.back(), b_key_,
+                   json::object{{"device", json::object{{"parser_id", parser.id()}}}})
+                  .status,
+              200);
+  }
+  auto post_b = [&](const std::string& device, const char* hex) {
+    auto r = call("POST", "/api/v1/devices/" + device + "/packets", b_key_,
+                  json::object{{"packet", json::object{{"payload_encoding", "binary"}, {"payload", hex}}}});
+    ASSERT_EQ(r.status, 200) << r.text;
+  };
+  app_->parsing.start();
+  (void)latency_of(send("01", "2024-05-01T09:00:00Z"));  // A's worker warm
+  for (int i = 0; i < 60; ++i)
+    for (const auto& d : b_devices_) post_b(d, "01");
+  ASSERT_TRUE(app_->parsing.wait_idle(std::chrono::seconds(60)));  // B's cost per packet: tiny
+  for (int i = 0; i < 30; ++i)
+    for (const auto& d : b_devices_) post_b(d, "EE");
+  std::vector<double> latencies;
+  for (int i = 0; i < 5; ++i)
+    latencies.push_back(latency_of(send("02", "2024-05-01T10:0" + std::to_string(i) + ":00Z")));
+  const double worst = *std::max_element(latencies.begin(), latencies.end());
+  std::printf("A's parse latency while B's parser turned slow: worst %.0f ms\n", worst);
+  EXPECT_LT(worst, 1000.0);
+}
+
 TEST_F(fair_share_test, a_paused_parser_is_not_shown_as_paused_to_another_mandate) {
   make_mandate_b(1);
   // A's key asks for B's parser: not found (and so no pause of it either).

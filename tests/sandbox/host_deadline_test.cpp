@@ -104,6 +104,15 @@ TEST(host_deadline, the_host_keeps_at_most_4_kib_of_a_message_whatever_the_worke
   for (const auto& line : out[1].logs) EXPECT_LE(line.size(), 2048u + 100u);
 }
 
+TEST(host_deadline, a_stop_the_host_did_not_allow_is_rejected) {
+  // "Budget ran out" from a worker given no budget: the host asked for every packet.
+  auto pool = pool_running("Send({stopped, 1, #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
 TEST(host_deadline, a_frame_of_the_wrong_type_is_rejected) {
   auto pool = pool_running("Send({pong, #{}}), Loop()");
   const auto out = parse_three(*pool);

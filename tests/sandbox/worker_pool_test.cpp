@@ -92,4 +92,23 @@ TEST(worker_pool, a_worker_whose_atom_table_grew_is_replaced_long_before_it_fill
   EXPECT_EQ(pool.workers_started(), 2u) << "after " << calls << " calls of 10,000 new atoms each";
 }
 
+const char* const spinning_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def parse(_payload, _meta), do: spin(0)
+  defp spin(n), do: spin(n + 1)
+end
+)";
+
+TEST(worker_pool, a_call_starts_no_packet_after_its_budget_ran_out) {
+  std::vector<sandbox::packet_input> batch(10, binary_packet("x"));
+  auto out = shared_pool().parse("budget", {spinning_parser}, {.timeout_ms = 100, .budget_ms = 250}, {}, batch);
+  ASSERT_GE(out.size(), 1u);
+  EXPECT_LE(out.size(), 5u);  // 100 ms each: the budget ends the call after about three
+  for (const auto& o : out) EXPECT_EQ(o.kind, outcome_kind::timeout) << o.message;
+  auto all = shared_pool().parse("budget", {spinning_parser}, {.timeout_ms = 20}, {},
+                                 std::span(batch.data(), 4));  // no budget: every packet
+  EXPECT_EQ(all.size(), 4u);
+}
+
 }  // namespace fl::testing
