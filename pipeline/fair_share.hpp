@@ -3,7 +3,8 @@
 // calls take, not by packet count: each sandbox call is charged to its mandate, usage decays with
 // a half-life, and the parse threads serve the mandate with the least recent usage first. A call
 // is sized so that it takes about one `slice` of worker time (from the mandate's measured cost per
-// packet, or its deadline before anything is measured), so no mandate holds a thread for long.
+// packet, or its deadline before anything is measured), and the worker itself starts no further
+// packet once a call has run a slice (parse_limits::budget_ms), so no mandate holds a thread for long.
 //
 // A parser that keeps failing its deadline (timeouts, memory overruns, crashed workers) is paused
 // with exponential back-off: its devices' packets stay queued and wait. The pause and its reason are
