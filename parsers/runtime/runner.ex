@@ -141,7 +141,8 @@ defmodule Fieldline.Runner do
     outcome =
       case outcome do
         {:ok, readings} -> {:ok, readings, logs}
-        {:error, kind, message} -> {:error, kind, message, logs}
+        # The parser's module is `Parser` to its author, whatever the runtime renamed it to.
+        {:error, kind, message} -> {:error, kind, String.replace(message, inspect(module), "Parser"), logs}
       end
 
     send(parent, {ref, outcome})

@@ -231,7 +231,8 @@ TEST_P(hostile_contained, per_packet_and_the_pool_recovers) {
   for (const auto& o : out) {
     EXPECT_EQ(o.kind, c.kind) << o.message;
     EXPECT_NE(o.message.find(c.message), std::string::npos) << o.message.substr(0, 300);
-    EXPECT_LE(o.message.size(), 4096u + 100u);  // whatever the parser raised
+    EXPECT_LE(o.message.size(), 4096u + 100u);                                      // whatever the parser raised
+    EXPECT_EQ(o.message.find("FieldlineParsers"), std::string::npos) << o.message;  // the author's name: Parser
   }
   expect_good_parse_works("evil");
 }
