@@ -19,8 +19,9 @@ parser_check parser_checker::check(const std::string& mandate, const std::string
       self.in_flight_.erase(mandate);
     }
   } release{*this, mandate};
-  // The mandate's own lane for checks: never another mandate's worker, never its parsing worker.
-  const auto result = parsing_.sandbox_pool().check(mandate + "/check", code);
+  // A worker of the mandate's own for this check alone: never another mandate's, never its parsing
+  // worker, and stopped afterwards (checks are rare; parsing needs the room under the cap).
+  const auto result = parsing_.sandbox_pool().check(mandate + "/check", code, false);
   parser_check out;
   if (result.ok) return out;
   for (const auto& [line, message] : result.problems) out.problems.push_back({line, message});

@@ -3,9 +3,10 @@
 // checked in the sandbox (DESIGN.md, Sandbox layer 1). A rejected parser is never stored.
 //
 // Compiling runs the parser's compile-time code, which may take the whole compile budget. So a
-// check runs in a worker of the parser's own mandate set apart for checks (its parsing never waits
-// for it), and a mandate has at most one check in flight: a second is answered `busy` at once
-// instead of holding a request thread that other mandates' requests need.
+// check runs in a worker of the parser's own mandate started for that check and stopped after it
+// (its parsing never waits for it, nothing it leaves behind survives, and it holds no room under
+// the worker cap), and a mandate has at most one check in flight: a second is answered `busy` at
+// once instead of holding a request thread that other mandates' requests need.
 #include <map>
 #include <mutex>
 #include <optional>

@@ -398,8 +398,8 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
   return out;
 }
 
-check_result worker_pool::check(const std::string& mandate, const std::string& source) {
-  auto s = acquire(mandate);
+check_result worker_pool::check(const std::string& lane, const std::string& source, bool keep_worker) {
+  auto s = acquire(lane);
   std::string answer;
   const auto status = s->process->call(protocol::check_request(source),
                                        clock::now() + config_.compile_budget + config_.deadline_grace, answer);
@@ -409,7 +409,7 @@ check_result worker_pool::check(const std::string& mandate, const std::string& s
     const auto* inner = checked->items[1].as_tuple();
     result.ok = inner && !inner->items.empty() && inner->items[0].is_atom("ok");
     if (!result.ok && inner && inner->items.size() == 2) result.problems = protocol::problems_of(&inner->items[1]);
-    release(std::move(s), true);
+    release(std::move(s), keep_worker);
     return result;
   }
   s->process->kill();

@@ -62,8 +62,10 @@ class worker_pool {
                                                  const parse_limits& limits,
                                                  const std::vector<stored_reading>& last_readings,
                                                  std::span<const packet_input> packets, bool* compiled = nullptr);
-  // Compile-time code of a parser runs during a check: it runs in the mandate's own worker.
-  [[nodiscard]] check_result check(const std::string& mandate, const std::string& source);
+  // Compile-time code of a parser runs during a check: it runs in a worker of `lane` (a mandate's
+  // own). With `keep_worker` false the worker is stopped afterwards: nothing the code left behind
+  // survives the check, and rare checks hold no worker under the cap that parsing needs.
+  [[nodiscard]] check_result check(const std::string& lane, const std::string& source, bool keep_worker = true);
   [[nodiscard]] test_report test(const std::string& mandate, const parser_code& code, const parse_limits& limits);
   // The command line's own checks and tests (one user, one machine).
   [[nodiscard]] check_result check(const std::string& source) { return check(local_lane, source); }

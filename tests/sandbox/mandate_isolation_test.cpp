@@ -126,4 +126,15 @@ TEST(mandate_isolation, idle_workers_are_reaped) {
   EXPECT_TRUE(pool.worker_pids("a").empty());
 }
 
+TEST(mandate_isolation, a_check_that_keeps_no_worker_leaves_none_behind) {
+  // Parser checks of the API run compile-time code in a worker of their own that is stopped after:
+  // nothing the code left behind survives, and no room under the cap is held.
+  sandbox::pool_config config;
+  sandbox::worker_pool pool(config);
+  auto checked = pool.check("a/check", parser_of_a, false);
+  EXPECT_TRUE(checked.ok);
+  EXPECT_EQ(pool.live_workers(), 0u);
+  EXPECT_EQ(pool.workers_killed(), 1u);
+}
+
 }  // namespace fl::testing
