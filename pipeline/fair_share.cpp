@@ -25,6 +25,19 @@ void fair_share::charge(const uuid& mandate, micros worker_time, std::size_t pac
     const double per_packet = static_cast<double>(worker_time) / static_cast<double>(packets);
     m.cost_per_packet = m.cost_per_packet < 0 ? per_packet : 0.7 * m.cost_per_packet + 0.3 * per_packet;
   }
+  if (++calls_ % 1024 == 0) forget_settled(now);  // last: it may erase `m`
+}
+
+void fair_share::forget_settled(micros now) {
+  for (auto it = mandates_.begin(); it != mandates_.end();) {
+    decay(it->second, now);
+    // Nothing left to rank by: a mandate that comes back starts like a new one (its cost is measured again).
+    it = it->second.usage < 1.0 ? mandates_.erase(it) : std::next(it);
+  }
+  for (auto it = parsers_.begin(); it != parsers_.end();) {
+    const auto& p = it->second;
+    it = p.failures == 0 && p.pauses == 0 && p.pause.until <= now ? parsers_.erase(it) : std::next(it);
+  }
 }
 
 double fair_share::usage(const uuid& mandate, micros now) {
@@ -35,14 +48,19 @@ double fair_share::usage(const uuid& mandate, micros now) {
   return it->second.usage;
 }
 
-std::size_t fair_share::batch_limit(const uuid& mandate, int timeout_ms, std::size_t batch_size) {
-  std::lock_guard lock(mutex_);
+std::size_t fair_share::batch_limit(const uuid& mandate, const std::function<int()>& deadline_ms,
+                                    std::size_t batch_size) {
+  std::unique_lock lock(mutex_);
   const double slice = 1000.0 * static_cast<double>(config_.slice.count());
   auto it = mandates_.find(mandate);
-  // Before anything is measured, assume every packet may take its whole deadline.
-  const double cost = it == mandates_.end() || it->second.cost_per_packet < 0
-                          ? 1000.0 * std::max(timeout_ms, 1)
-                          : std::max(it->second.cost_per_packet, 1.0);
+  double cost = 0;
+  if (it != mandates_.end() && it->second.cost_per_packet >= 0) {
+    cost = std::max(it->second.cost_per_packet, 1.0);
+  } else {
+    // Before anything is measured, assume every packet may take its whole deadline.
+    lock.unlock();
+    cost = 1000.0 * std::max(deadline_ms(), 1);
+  }
   return std::clamp<std::size_t>(static_cast<std::size_t>(slice / cost), 1, std::max<std::size_t>(batch_size, 1));
 }
 

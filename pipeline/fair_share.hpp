@@ -11,6 +11,7 @@
 // visible through the API (paused()) and on the packet whose failure started it.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -45,8 +46,10 @@ class fair_share {
   void charge(const uuid& mandate, micros worker_time, std::size_t packets, micros now);
   // The mandate's recent worker time (decayed), for ranking.
   [[nodiscard]] double usage(const uuid& mandate, micros now);
-  // How many packets the mandate's next call may carry.
-  [[nodiscard]] std::size_t batch_limit(const uuid& mandate, int timeout_ms, std::size_t batch_size);
+  // How many packets the mandate's next call may carry. `deadline_ms` is asked only while the
+  // mandate's cost is unmeasured (it may read the store; this runs under the parse service's lock).
+  [[nodiscard]] std::size_t batch_limit(const uuid& mandate, const std::function<int()>& deadline_ms,
+                                        std::size_t batch_size);
 
   // After a parser's call: its outcomes, in order. A new pause when this call started one.
   std::optional<parser_pause> record(const uuid& mandate, const uuid& parser,
@@ -65,11 +68,13 @@ class fair_share {
     parser_pause pause;
   };
   void decay(mandate_state& m, micros now) const;
+  void forget_settled(micros now);  // caller holds mutex_
 
   fair_share_config config_;
   std::mutex mutex_;
   std::map<uuid, mandate_state> mandates_;
   std::map<std::pair<uuid, uuid>, parser_state> parsers_;
+  std::size_t calls_ = 0;  // every 1024th charge forgets what has settled (deleted mandates and parsers)
 };
 
 }  // namespace fl::pipeline

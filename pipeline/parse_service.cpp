@@ -147,13 +147,16 @@ void parse_service::run() {
       // Least recent worker time first; a mandate already on half the threads goes only when no
       // other mandate has work (so one mandate's slow parser never holds every thread).
       const std::size_t per_mandate = std::max<std::size_t>(1, config_.threads / 2);
-      parse_backlog::policy choose{
-          [&](const uuid& m) {
-            const auto busy = claimed_by_mandate_.find(m);
-            const bool at_share = busy != claimed_by_mandate_.end() && busy->second >= per_mandate;
-            return share_.usage(m, now) + (at_share ? 1e18 : 0.0);
-          },
-          [&](const uuid& m) { return share_.batch_limit(m, timeout_for(m), config_.batch_size); }};
+      parse_backlog::policy choose{[&](const uuid& m) {
+                                     const auto busy = claimed_by_mandate_.find(m);
+                                     const bool at_share =
+                                         busy != claimed_by_mandate_.end() && busy->second >= per_mandate;
+                                     return share_.usage(m, now) + (at_share ? 1e18 : 0.0);
+                                   },
+                                   [&](const uuid& m) {
+                                     return share_.batch_limit(
+                                         m, [&] { return timeout_for(m); }, config_.batch_size);
+                                   }};
       auto next = backlog_.take(claimed_, now, &ripe_at, choose);
       if (!next) spdlog::error("parse queue: {}", next.error().message);
       if (!next || next->empty()) {

@@ -438,31 +438,19 @@ defmodule Fieldline.AllowList do
   defp resolve(atom, _ctx) when is_atom(atom), do: atom
   defp resolve(other, _ctx), do: {:dynamic, other}
 
+  # `alias A.{B, C}` names A.B and A.C; anything else names itself.
+  defp directive_targets({{:., _, [{:__aliases__, _, base}, :{}]}, _, children}),
+    do: for({:__aliases__, m, parts} <- children, do: {:__aliases__, m, base ++ parts})
+
+  defp directive_targets(target), do: [target]
+
   # alias / import / require / use: the named module must be allowed (or the parser itself).
   defp visit({:alias, meta, [target | _]}, ctx, acc) do
-    targets =
-      case target do
-        {{:., _, [{:__aliases__, _, base}, :{}]}, _, children} ->
-          for {:__aliases__, m, parts} <- children, do: {:__aliases__, m, base ++ parts}
-
-        _ ->
-          [target]
-      end
-
-    Enum.reduce(targets, acc, fn t, acc -> directive_target("alias", t, meta, ctx, acc) end)
+    Enum.reduce(directive_targets(target), acc, fn t, acc -> directive_target("alias", t, meta, ctx, acc) end)
   end
 
   defp visit({:require, meta, [target | _]}, ctx, acc) do
-    targets =
-      case target do
-        {{:., _, [{:__aliases__, _, base}, :{}]}, _, children} ->
-          for {:__aliases__, m, parts} <- children, do: {:__aliases__, m, base ++ parts}
-
-        _ ->
-          [target]
-      end
-
-    Enum.reduce(targets, acc, fn t, acc -> directive_target("require", t, meta, ctx, acc) end)
+    Enum.reduce(directive_targets(target), acc, fn t, acc -> directive_target("require", t, meta, ctx, acc) end)
   end
 
   defp visit({:use, meta, [target | _]}, ctx, acc) do

@@ -179,11 +179,38 @@ TEST(fair_share, three_deadline_failures_in_a_row_pause_a_parser_with_back_off) 
 TEST(fair_share, calls_are_sized_to_a_slice_of_worker_time) {
   pipeline::fair_share share({.slice = std::chrono::milliseconds(200)});
   const uuid m = uuid::random();
-  EXPECT_EQ(share.batch_limit(m, 100, 100), 2u);  // unmeasured: every packet may take its deadline
-  share.charge(m, 1000, 100, 0);                  // 10 µs a packet
-  EXPECT_EQ(share.batch_limit(m, 100, 100), 100u);
+  EXPECT_EQ(share.batch_limit(
+                m, [] { return 100; }, 100),
+            2u);                  // unmeasured: every packet may take its deadline
+  share.charge(m, 1000, 100, 0);  // 10 µs a packet
+  EXPECT_EQ(share.batch_limit(
+                m, [] { return 100; }, 100),
+            100u);
   EXPECT_GT(share.usage(m, 0), 999.0);
   EXPECT_LT(share.usage(m, 2'000'000), 501.0);  // halved after the half-life
+}
+
+TEST(fair_share, what_has_settled_is_forgotten_so_the_state_stays_bounded) {
+  pipeline::fair_share share({.half_life = std::chrono::milliseconds(1000)});
+  const uuid gone = uuid::random(), parser = uuid::random();
+  share.charge(gone, 1'000, 10, 0);
+  (void)share.record(gone, parser, {outcome_kind::ok}, 0);
+  ASSERT_EQ(share.batch_limit(
+                gone, [] { return 100; }, 100),
+            100u);  // measured: 100 µs a packet
+  // A minute later (usage long decayed), 1024 charges of another mandate sweep the settled entries.
+  const uuid busy = uuid::random();
+  for (int i = 0; i < 1024; ++i) share.charge(busy, 1'000, 1, 60'000'000);
+  bool asked = false;
+  (void)share.batch_limit(
+      gone,
+      [&] {
+        asked = true;
+        return 100;
+      },
+      100);
+  EXPECT_TRUE(asked);  // forgotten: unmeasured again
+  EXPECT_GT(share.usage(busy, 60'000'000), 0.0);
 }
 
 }  // namespace fl::testing
