@@ -113,6 +113,26 @@ TEST(host_deadline, a_stop_the_host_did_not_allow_is_rejected) {
   EXPECT_EQ(out[2].kind, outcome_kind::ok);
 }
 
+TEST(host_deadline, a_frame_header_past_the_bound_is_rejected_without_waiting_for_its_body) {
+  // A second, unframed port on the answer descriptor writes a length of 4 GiB - 1 and nothing more.
+  auto pool = pool_running("Raw = open_port({fd,3,4}, [binary]), port_command(Raw, <<255,255,255,255>>), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok);
+}
+
+TEST(host_deadline, a_worker_flooding_stdout_reaches_neither_the_channel_nor_a_blocked_host) {
+  // 8 MiB on standard output (what IO.puts reaches), then the rest of the batch as asked.
+  auto pool = pool_running(
+      "io:put_chars(binary:copy(<<\"{outcomes,1}\">>, 700000)), "
+      "Send({outcomes, 1, [{ok, [], []}, {ok, [], []}], #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  for (const auto& o : out) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
+  EXPECT_EQ(pool->workers_started(), 1u);  // nothing of it was taken for a frame
+}
+
 TEST(host_deadline, a_frame_of_the_wrong_type_is_rejected) {
   auto pool = pool_running("Send({pong, #{}}), Loop()");
   const auto out = parse_three(*pool);
