@@ -7,7 +7,8 @@ namespace fl::storage {
 
 namespace {
 
-constexpr std::uint8_t packet_index = 3;  // index kinds 1 and 2 are slugs and key hashes (records.cpp)
+constexpr std::uint8_t packet_index = 3;       // index kinds 1 and 2 are slugs and key hashes (records.cpp)
+constexpr std::uint8_t by_inserted_index = 8;  // 4..7 are the readings' (readings.cpp)
 
 std::string packet_key(const uuid& mandate, const uuid& id, const packet_location& at) {
   return key_builder{}.id(mandate).id(at.device).i64(at.transceived_at).id(id).take();
@@ -15,6 +16,17 @@ std::string packet_key(const uuid& mandate, const uuid& id, const packet_locatio
 
 std::string index_key(const uuid& mandate, const uuid& id) {
   return key_builder{}.id(mandate).byte(packet_index).id(id).take();
+}
+
+key_builder inserted_prefix(const uuid& mandate, const uuid& device) {
+  return std::move(key_builder{}.id(mandate).byte(by_inserted_index).id(device));
+}
+
+// The arrival time a document records (packets are stored with it; 0 when absent or malformed).
+micros inserted_at_of(const boost::json::object& doc) {
+  const auto* v = doc.if_contains("inserted_at");
+  if (!v || !v->is_string()) return 0;
+  return parse_timestamp(v->get_string()).value_or(0);
 }
 
 }  // namespace
@@ -43,6 +55,8 @@ void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const
                   const boost::json::object& doc) const {
   batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));
   batch.put(family::index, index_key(mandate, id), key_builder{}.id(at.device).i64(at.transceived_at).take());
+  batch.put(family::index, inserted_prefix(mandate, at.device).i64(inserted_at_of(doc)).id(id).take(),
+            key_builder{}.i64(at.transceived_at).take());
 }
 
 packets::id_claim::~id_claim() {
@@ -62,14 +76,34 @@ void packets::rewrite(write_batch& batch, const uuid& mandate, const uuid& id, c
   batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));
 }
 
-void packets::erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const {
+void packets::erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+                    const boost::json::object& doc) const {
   batch.erase(family::packets, packet_key(mandate, id, at));
   batch.erase(family::index, index_key(mandate, id));
+  batch.erase(family::index, inserted_prefix(mandate, at.device).i64(inserted_at_of(doc)).id(id).take());
+}
+
+void packets::erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const {
+  batch.erase_prefix(family::packets, key_builder{}.id(mandate).id(device).take());
+  batch.erase_prefix(family::index, inserted_prefix(mandate, device).take());
 }
 
 result<std::vector<ordered_item>> packets::page(const uuid& mandate, const uuid& device,
                                                 const scan_options& options) const {
   return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, value_itself);
+}
+
+}  // namespace fl::storage
+
+namespace fl::storage {
+
+result<std::vector<ordered_item>> packets::page_by_inserted(const uuid& mandate, const uuid& device,
+                                                            const scan_options& options) const {
+  auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
+    if (value.size() != 8 || key.size() < 16) return error{errc::corruption, "packet arrival index entry is malformed"};
+    return db_.get(family::packets, packet_key(mandate, id_at(key, key.size() - 16), {device, read_i64(value)}));
+  };
+  return collect(db_, family::index, inserted_prefix(mandate, device).take(), options, load);
 }
 
 }  // namespace fl::storage

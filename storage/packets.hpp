@@ -2,7 +2,9 @@
 // Packets: JSON documents in the `packets` family, keyed so a device's packets iterate in
 // transceived_at order: mandate(16) | device(16) | transceived_at(8, big-endian) | packet id(16).
 // An index entry (`index` family: mandate | packet_index | packet id -> device | time) finds a packet
-// by id. A packet and its index entry are always written in one batch.
+// by id, and another (mandate | 8 | device | inserted_at(8) | packet id -> transceived_at) lists a
+// device's packets in the order they arrived (websocket replay). A packet and its index entries are
+// always written in one batch.
 #include <boost/json/object.hpp>
 #include <mutex>
 #include <optional>
@@ -42,11 +44,19 @@ class packets {
   // A new document for a packet that stays where it is (its id index entry is already right).
   void rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
                const boost::json::object& doc) const;
-  void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at) const;
+  // `doc`: the stored document (its inserted_at names the arrival index entry that goes too).
+  void erase(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+             const boost::json::object& doc) const;
+  // Adds the deletion of all of a device's packets and their arrival index to `batch` (the id index
+  // entries may outlive them: find() then answers not found).
+  void erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const;
 
   // One chunk of a device's packets in transceived_at order, read straight off the key order.
   [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,
                                                        const scan_options& options) const;
+  // The same in inserted_at order (item times are inserted_at).
+  [[nodiscard]] result<std::vector<ordered_item>> page_by_inserted(const uuid& mandate, const uuid& device,
+                                                                   const scan_options& options) const;
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   // Serialises check-then-write on one packet id (a duplicate check and its create) without
   // serialising unrelated packets: concurrent creates then reach RocksDB together and share fsyncs.

@@ -413,6 +413,7 @@ http_response delete_device(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::device, ctx.mandate(), id});
   ctx.records().erase_slug(batch, record_kind::device, ctx.mandate(), doc->at("slug").as_string());
   ctx.records().erase_device_data(batch, ctx.mandate(), id);
+  ctx.app.packets.erase_device(batch, ctx.mandate(), id);
   ctx.app.parse_queue.erase_device(batch, ctx.mandate(), id);
   storage::reparse_jobs(ctx.records().db()).erase(batch, {ctx.mandate(), id});
   if (auto erased = checked(ctx.app.readings.erase_device(batch, ctx.mandate(), id)); !erased)

@@ -269,7 +269,7 @@ http_response update_packet(request_context& ctx) {
   // Never re-parsed; id, inserted_at and device stay. A new transceived_at moves the key.
   const uuid id = *uuid::parse(doc.at("id").as_string());
   auto batch = ctx.app.packets.batch();
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at);
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at, packet->stored.doc);
   ctx.app.packets.put(batch, ctx.mandate(), id, {packet->stored.at.device, *t}, doc);
   if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
   return single_response(doc);
@@ -285,7 +285,7 @@ http_response delete_packet(request_context& ctx) {
   if (!packet) return error_response(packet.error());
   auto batch = ctx.app.packets.batch();
   const uuid id = *uuid::parse(packet->stored.doc.at("id").as_string());
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at);
+  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at, packet->stored.doc);
   const storage::pending_parse entry{ctx.mandate(), packet->stored.at.device, packet->stored.at.transceived_at, id};
   ctx.app.parse_queue.erase(batch, entry);
   if (*remove_readings) {
