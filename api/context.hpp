@@ -11,6 +11,7 @@
 #include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
+#include "pipeline/change_feed.hpp"
 #include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
 #include "pipeline/reparse.hpp"
@@ -39,7 +40,8 @@ struct principal {
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
                        pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {})
-      : records(r),
+      : feed(pipeline::make_memory_feed()),
+        records(r),
         packets(r.db()),
         readings(r.db()),
         parse_queue(r.db()),
@@ -48,6 +50,9 @@ struct app_context {
         parsing(r, parsing_config),
         reparse(r, parsing, reparse_config),
         durable(r.db()) {}
+  // Every durable change, for websockets (and later actions and rules). First, so it outlives
+  // everything that publishes.
+  std::unique_ptr<pipeline::change_feed> feed;
   storage::records& records;
   storage::packets packets;
   storage::readings readings;

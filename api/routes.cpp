@@ -9,6 +9,7 @@
 #include "api/resources/parsers.hpp"
 #include "api/resources/readings.hpp"
 #include "api/resources/reparse.hpp"
+#include "api/resources/sockets.hpp"
 
 namespace fl::api {
 
@@ -28,10 +29,15 @@ constexpr route api_table[] = {
     {"PATCH", "tags/:tag", access::mandate_write, edit_folder},
     {"DELETE", "tags/:tag", access::mandate_write, delete_folder},
     {"GET", "tags/:tag/devices", access::mandate_read, list_folder_devices},
+    {"GET", "tags/:tag/packets/socket", access::mandate_read, folder_packets_socket},
+    {"GET", "tags/:tag/readings/socket", access::mandate_read, folder_readings_socket},
     {"GET", "tags/:tag/packets", access::mandate_read, list_packets},
     {"GET", "tags/:tag/packets/stream", access::mandate_read, stream_packets},
     {"GET", "tags/:tag/readings", access::mandate_read, list_readings},
     {"GET", "tags/:tag/readings/stream", access::mandate_read, stream_readings},
+
+    {"GET", "packets/socket", access::mandate_read, mandate_packets_socket},
+    {"GET", "readings/socket", access::mandate_read, mandate_readings_socket},
 
     {"GET", "devices", access::mandate_read, list_devices},
     {"POST", "devices", access::mandate_write, create_device},
@@ -50,6 +56,8 @@ constexpr route api_table[] = {
     {"PUT", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"PATCH", "devices/:device/interfaces/:interface", access::mandate_write, edit_interface},
     {"DELETE", "devices/:device/interfaces/:interface", access::mandate_write, delete_interface},
+    {"GET", "devices/:device/packets/socket", access::mandate_read, device_packets_socket},
+    {"GET", "devices/:device/readings/socket", access::mandate_read, device_readings_socket},
     {"GET", "devices/:device/packets", access::mandate_read, list_packets},
     {"POST", "devices/:device/packets", access::mandate_write, create_packet, true},
     {"GET", "devices/:device/packets/stream", access::mandate_read, stream_packets},

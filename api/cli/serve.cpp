@@ -78,6 +78,14 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.threads = v.to_number<int>();
     else if (key == "write_threads")
       options.limits.write_threads = v.to_number<int>();
+    else if (key == "websocket_queue_frames")
+      options.limits.websocket.queue_frames = v.to_number<std::size_t>();
+    else if (key == "websocket_queue_bytes")
+      options.limits.websocket.queue_bytes = v.to_number<std::size_t>();
+    else if (key == "websocket_ping_timeout_s")
+      options.limits.websocket.ping_timeout = seconds(v);
+    else if (key == "websocket_write_timeout_s")
+      options.limits.websocket.write_timeout = seconds(v);
     else if (key == "parse_threads")
       options.parsing.threads = v.to_number<std::size_t>();
     else if (key == "parse_workers")
@@ -101,6 +109,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
       options.limits.max_connections_per_address < 1 || options.limits.header_timeout.count() < 1 ||
       options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
+      options.limits.websocket.queue_frames < 1 || options.limits.websocket.queue_bytes < 4096 ||
+      options.limits.websocket.ping_timeout.count() < 1000 || options.limits.websocket.write_timeout.count() < 1 ||
       options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
       options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 4096 ||
       options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
@@ -155,7 +165,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
 
   api::app_context app(records, options.default_rate, options.parsing, options.reparse);
   api::router routes(app);
-  api::http_server server(routes, options.limits);
+  api::http_server server(routes, options.limits, app.feed.get());
   server.listen(host, port);
   // Packets stored but not parsed before the last stop are picked up from the queue now.
   app.parsing.start();

@@ -7,9 +7,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <optional>
 
+#include <spdlog/spdlog.h>
 #include "api/http/envelope.hpp"
+#include "api/http/websocket_session.hpp"
 
 namespace fl::api {
 
@@ -42,6 +45,7 @@ http_request from_beast(const http::request<http::string_body>& req) {
   if (q != std::string_view::npos) out.query = std::string(target.substr(q + 1));
   out.body = req.body();
   if (auto it = req.find("x-api-key"); it != req.end()) out.api_key_header = std::string(it->value());
+  out.websocket_upgrade = beast::websocket::is_upgrade(req);
   return out;
 }
 
@@ -127,6 +131,17 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
       answer = co_await asio::co_spawn(
           shared_.writers, [&]() -> asio::awaitable<http_response> { co_return shared_.routes.handle(request); },
           asio::use_awaitable);
+    }
+    if (answer.upgrade) {
+      if (!shared_.sockets || shared_.stopping) {
+        answer = error_response({503, "websockets are not available now"});
+      } else {
+        // The connection becomes a websocket; this session is done with it.
+        auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, limits.websocket,
+                                                          *shared_.sockets, shared_.writers);
+        co_await socket->run(parser.release());
+        co_return;
+      }
     }
     if (answer.after_durable && !co_await wait_durable(answer)) {
       answer = error_response({503, "the write could not be made durable; retry"});

@@ -19,6 +19,8 @@
 
 namespace fl::api {
 
+class broadcaster;
+
 // What every session shares with the server; outlives them all.
 struct session_shared {
   const router& routes;
@@ -26,6 +28,7 @@ struct session_shared {
   boost::asio::thread_pool& writers;  // handlers that may block run here
   const std::atomic<bool>& stopping;  // draining: answers say Connection: close
   connection_registry& registry;
+  broadcaster* sockets;  // null: websocket routes answer 503
 };
 
 // An error answer (the JSON envelope) for a request that is not read whole; says Connection: close.

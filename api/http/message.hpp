@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/http/socket_upgrade.hpp"
+
 namespace fl::api {
 
 struct http_request {
@@ -14,7 +16,8 @@ struct http_request {
   std::string path;    // percent-encoded path without the query
   std::string query;   // raw query string without '?'
   std::string body;
-  std::string api_key_header;  // x-api-key, empty when absent
+  std::string api_key_header;      // x-api-key, empty when absent
+  bool websocket_upgrade = false;  // a websocket handshake (GET with Upgrade: websocket)
 };
 
 // A body produced piece by piece (NDJSON streams), sent with chunked transfer encoding so memory
@@ -34,6 +37,9 @@ struct http_response {
   // When set, the answer may only go out once the handler's write is durable: the server calls it
   // with a completion (true: durable) and waits without blocking a thread (group commit).
   std::function<void(std::function<void(bool)>)> after_durable;
+  // Set by websocket routes that accepted the handshake: the connection becomes a websocket
+  // following these changes (and the rest of this response is not sent).
+  std::shared_ptr<const socket_upgrade> upgrade;
 };
 
 }  // namespace fl::api

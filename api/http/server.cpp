@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/http/broadcaster.hpp"
 #include "api/http/connection_registry.hpp"
 #include "api/http/http_session.hpp"
 #include "api/http/listener.hpp"
@@ -37,15 +38,17 @@ struct http_server::impl {
   std::atomic<bool> stopping{false};
   connection_registry registry;
   asio::thread_pool writers;
+  std::unique_ptr<broadcaster> sockets;  // null without a feed
   session_shared shared;
   listener incoming;
 
-  impl(const router& r, server_limits l)
+  impl(const router& r, server_limits l, pipeline::change_feed* feed)
       : limits(l),
         ioc(l.threads),
         registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
-        shared{r, limits, writers, stopping, registry},
+        sockets(feed ? std::make_unique<broadcaster>(*feed) : nullptr),
+        shared{r, limits, writers, stopping, registry, sockets.get()},
         incoming(ioc, control, shared, [this](std::size_t open) {
           if (open == 0 && stopping) asio::post(control, [this] { finish_drain_if_done(); });
         }) {}
@@ -63,6 +66,8 @@ struct http_server::impl {
       if (on_stop) on_stop();
       // Only connections waiting for a request are cut; busy ones finish their request and then see `stopping`.
       registry.drain();
+      // Websockets are never idle: they are told to close (1001) and count as open until they have.
+      if (sockets) sockets->close_all();
       // A hard deadline, in case a client holds a request open.
       drain_deadline.emplace(control, limits.shutdown_grace);
       drain_deadline->async_wait([this](beast::error_code ec) {
@@ -78,7 +83,8 @@ struct http_server::impl {
   std::function<void()> on_stop;  // runs on `control` when the drain begins
 };
 
-http_server::http_server(const router& routes, server_limits limits) : impl_(std::make_unique<impl>(routes, limits)) {}
+http_server::http_server(const router& routes, server_limits limits, pipeline::change_feed* feed)
+    : impl_(std::make_unique<impl>(routes, limits, feed)) {}
 http_server::~http_server() = default;
 
 void http_server::listen(const std::string& host, std::uint16_t port) {

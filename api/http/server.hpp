@@ -7,7 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "api/http/socket_upgrade.hpp"
 #include "api/router.hpp"
+
+namespace fl::pipeline {
+class change_feed;
+}
 
 namespace fl::api {
 
@@ -32,12 +37,14 @@ struct server_limits {
   int threads = 2;                          // default 2 I/O threads (one per core): reads run on them
   // Writes wait for their fsync; they run on this many threads of their own so that many can wait
   // at once (RocksDB then shares one fsync among them) without stalling reads.
-  int write_threads = 16;  // default 16
+  int write_threads = 16;      // default 16
+  websocket_limits websocket;  // send queue, ping deadline, write timeout of each websocket
 };
 
 class http_server {
  public:
-  http_server(const router& routes, server_limits limits);
+  // `feed`: the changes websockets push (none: websocket routes answer 503).
+  http_server(const router& routes, server_limits limits, pipeline::change_feed* feed = nullptr);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;

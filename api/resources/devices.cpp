@@ -34,12 +34,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-json::object interface_view(json::object doc) {
-  if (!doc.contains("name")) doc["name"] = nullptr;
-  doc["deleted_at"] = nullptr;
-  return doc;
-}
-
 // Everything needed to render devices: the folder tree and every interface, grouped by device.
 struct device_renderer {
   folder_tree tree;
@@ -542,6 +536,12 @@ http_response delete_interface(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::interface, ctx.mandate(), id_of(*doc), id_of(*device)});
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(interface_view(std::move(*doc)));
+}
+
+json::object interface_view(json::object doc) {
+  if (!doc.contains("name")) doc["name"] = nullptr;
+  doc["deleted_at"] = nullptr;
+  return doc;
 }
 
 api_result<std::vector<uuid>> route_devices(request_context& ctx) {

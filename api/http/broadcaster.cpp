@@ -1,0 +1,130 @@
+#include "api/http/broadcaster.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "api/http/websocket_session.hpp"
+#include "core/thread_name.hpp"
+
+namespace fl::api {
+
+using pipeline::change;
+using pipeline::change_kind;
+
+namespace {
+
+constexpr std::size_t read_batch = 1024;
+constexpr std::chrono::milliseconds read_wait{100};  // how often the thread looks at stop_ when idle
+constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_try_again_later = 1013;
+
+}  // namespace
+
+broadcaster::broadcaster(pipeline::change_feed& feed) : feed_(feed) {
+  const std::uint64_t from = feed_.head();  // sockets see what is published from now on
+  thread_ = std::thread([this, from] {
+    name_this_thread("fl-broadcast");
+    std::uint64_t next = from;
+    while (!stop_) {
+      auto read = feed_.read(next, read_batch, read_wait);
+      if (read.lost) {
+        spdlog::warn("websocket fan-out fell behind the change feed; closing every socket so clients resume");
+        std::unique_lock lock(mutex_);
+        for (auto& [k, list] : sessions_)
+          for (auto& s : list) s->close_soon(close_try_again_later, "the server fell behind; reconnect with after=");
+      }
+      for (const auto& c : read.changes) deliver(*c);
+      next = read.next;
+    }
+  });
+}
+
+broadcaster::~broadcaster() {
+  stop_ = true;
+  thread_.join();
+}
+
+bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
+  const auto& f = session->filter();
+  std::lock_guard lock(mutex_);
+  if (closing_) return false;
+  sessions_[{f.mandate, f.scope, f.target, f.stream}].push_back(session);
+  ++count_;
+  return true;
+}
+
+void broadcaster::leave(const websocket_session& session) {
+  const auto& f = session.filter();
+  std::lock_guard lock(mutex_);
+  auto it = sessions_.find({f.mandate, f.scope, f.target, f.stream});
+  if (it == sessions_.end()) return;
+  auto& list = it->second;
+  auto gone = std::find_if(list.begin(), list.end(), [&](const auto& s) { return s.get() == &session; });
+  if (gone == list.end()) return;
+  list.erase(gone);
+  --count_;
+  if (list.empty()) sessions_.erase(it);
+}
+
+void broadcaster::close_all() {
+  std::lock_guard lock(mutex_);
+  closing_ = true;
+  for (auto& [k, list] : sessions_)
+    for (auto& s : list) s->close_soon(close_going_away, "the server is shutting down");
+}
+
+std::size_t broadcaster::sockets() const {
+  std::lock_guard lock(mutex_);
+  return count_;
+}
+
+void broadcaster::deliver(const change& c) {
+  switch (c.kind) {
+    case change_kind::packet_added:
+    case change_kind::reading_added: {
+      if (!c.device) return;
+      const auto stream = c.kind == change_kind::packet_added ? socket_stream::packets : socket_stream::readings;
+      auto frame = std::make_shared<const std::string>(socket_frame(change_kind_name(c.kind), c.body));
+      std::lock_guard lock(mutex_);
+      offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c.item);
+      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c.item);
+      offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c.item);
+      return;
+    }
+    case change_kind::device_deleted:
+      if (c.device)
+        close_matching(c.mandate, std::pair{socket_scope::device, *c.device}, close_normal, "device deleted");
+      return;
+    case change_kind::folder_deleted:
+      for (const auto& folder : c.folders)
+        close_matching(c.mandate, std::pair{socket_scope::folder, folder}, close_normal, "folder deleted");
+      return;
+    case change_kind::mandate_deleted:
+      close_matching(c.mandate, std::nullopt, close_normal, "mandate deleted");
+      return;
+    case change_kind::packet_updated:
+    case change_kind::packet_deleted:
+    case change_kind::readings_replaced:
+    case change_kind::device_changed:
+      return;  // not pushed: sockets carry additions only (wire-contract.md); folder routing reads `folders`
+  }
+}
+
+// Under mutex_.
+void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item) {
+  auto it = sessions_.find(k);
+  if (it == sessions_.end()) return;
+  for (const auto& s : it->second) s->offer(frame, item);
+}
+
+void broadcaster::close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only,
+                                 std::uint16_t code, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  for (auto it = sessions_.lower_bound({mandate, socket_scope::device, uuid::nil(), socket_stream::packets});
+       it != sessions_.end() && std::get<0>(it->first) == mandate; ++it) {
+    if (only && (std::get<1>(it->first) != only->first || std::get<2>(it->first) != only->second)) continue;
+    for (auto& s : it->second) s->close_soon(code, reason);
+  }
+}
+
+}  // namespace fl::api

@@ -1,0 +1,61 @@
+#pragma once
+// The broadcaster: the websocket side's one reader of the change feed. Its own thread reads the feed,
+// matches each change against the open sockets' filters (device, folder, mandate; per mandate, so a
+// change never reaches another mandate's socket), builds the frame once and offers it to each match's
+// bounded queue. Offering never waits: a socket whose queue is full closes itself (1008). So fan-out
+// costs the I/O threads only the writes, and no subscriber can slow the feed, ingest or the others.
+//
+// Deleting a device, folder or mandate closes the sockets that followed it (1000). A broadcaster
+// that fell out of the feed's window cannot say what its sockets missed: it closes them all (1013,
+// reconnect with ?after=).
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "api/http/socket_upgrade.hpp"
+#include "pipeline/change_feed.hpp"
+
+namespace fl::api {
+
+class websocket_session;
+
+class broadcaster {
+ public:
+  explicit broadcaster(pipeline::change_feed& feed);
+  ~broadcaster();
+  broadcaster(const broadcaster&) = delete;
+  broadcaster& operator=(const broadcaster&) = delete;
+
+  // From the moment this returns, every change matching the session's filter is offered to it.
+  // False once closing: the session should close (1001).
+  [[nodiscard]] bool join(const std::shared_ptr<websocket_session>& session);
+  void leave(const websocket_session& session);
+  // Shutdown, first step: no more joins, every socket closes with 1001. The thread stops with the
+  // destructor.
+  void close_all();
+  [[nodiscard]] std::size_t sockets() const;
+
+ private:
+  using key = std::tuple<uuid, socket_scope, uuid, socket_stream>;  // mandate, scope, target, stream
+  void run();
+  void deliver(const pipeline::change& c);
+  void offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item);
+  void close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only, std::uint16_t code,
+                      const std::string& reason);
+
+  pipeline::change_feed& feed_;
+  mutable std::mutex mutex_;
+  std::map<key, std::vector<std::shared_ptr<websocket_session>>> sessions_;
+  std::size_t count_ = 0;
+  bool closing_ = false;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace fl::api

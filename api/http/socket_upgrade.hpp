@@ -1,0 +1,68 @@
+#pragma once
+// What a websocket route hands the server when it accepts an upgrade: which changes the socket
+// follows and, for `?after=`, where its replay from storage comes from. Plain types: the router
+// stays a pure function and tests can call it in memory.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "core/time.hpp"
+
+namespace fl::api {
+
+enum class socket_scope : std::uint8_t { device, folder, mandate };
+enum class socket_stream : std::uint8_t { packets, readings };
+
+// The changes a socket receives: its stream's additions in `mandate` for the device, the folder
+// (devices in it when the change is made) or the whole mandate.
+struct socket_filter {
+  uuid mandate;
+  socket_scope scope = socket_scope::device;
+  uuid target;  // the device or folder (nil for the mandate scope)
+  socket_stream stream = socket_stream::packets;
+};
+
+// One stored item of a replay, as the frame the socket sends.
+struct replayed_item {
+  uuid id;
+  micros inserted_at = 0;
+  std::string frame;
+};
+
+// Stored items inserted after the socket's `after`, oldest first, a chunk at a time (memory stays at
+// one chunk however long the replay). Called off the I/O threads.
+class replay_source {
+ public:
+  virtual ~replay_source() = default;
+  // Up to `max` items; empty once every item was handed out; nullopt when storage failed.
+  [[nodiscard]] virtual std::optional<std::vector<replayed_item>> next(std::size_t max) = 0;
+};
+
+// The text frame of one event: a JSON array of exactly one `{event, body}` (wire-contract.md: clients
+// read only the first element). `body` is JSON text.
+[[nodiscard]] inline std::string socket_frame(std::string_view event, std::string_view body) {
+  std::string frame;
+  frame.reserve(body.size() + event.size() + 24);
+  frame.append("[{\"event\":\"").append(event).append("\",\"body\":").append(body).append("}]");
+  return frame;
+}
+
+// Finite limits of every websocket connection (server_limits::websocket).
+struct websocket_limits {
+  std::size_t queue_frames = 1024;                 // default: 1,024 frames waiting to be sent ...
+  std::size_t queue_bytes = 16u << 20;             // ... or 16 MiB, whichever comes first
+  std::chrono::milliseconds ping_timeout{60'000};  // default 60 s without a ping closes the socket
+  std::chrono::seconds write_timeout{30};          // default 30 s for one frame (or the close) to go out
+};
+
+struct socket_upgrade {
+  socket_filter filter;
+  std::shared_ptr<replay_source> replay;  // null without `after`
+};
+
+}  // namespace fl::api

@@ -1,0 +1,171 @@
+#include "api/resources/sockets.hpp"
+
+#include <map>
+
+#include "api/http/pagination.hpp"
+#include "api/resources/devices.hpp"
+#include "api/resources/folder_tree.hpp"
+#include "api/resources/merged_items.hpp"
+#include "core/json_out.hpp"
+
+namespace fl::api {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+constexpr std::size_t replay_chunk = 100;  // items read per device at a time
+
+// A packet as sockets push it: the list item with its interface object embedded.
+std::string pushed_packet_text(json::object doc, const json::value& interface) {
+  doc["interface"] = interface;
+  return to_json(doc);
+}
+
+// Stored items of `devices` inserted after `after`, oldest first, merged across devices.
+class stored_replay final : public replay_source {
+ public:
+  stored_replay(app_context& app, socket_filter filter, std::vector<uuid> devices, micros after)
+      : app_(app), filter_(filter), devices_(std::move(devices)), after_(after) {}
+
+  std::optional<std::vector<replayed_item>> next(std::size_t max) override {
+    if (!merged_ && !start()) return std::nullopt;
+    std::vector<replayed_item> out;
+    while (out.size() < max) {
+      auto item = merged_->next();
+      if (!item) return std::nullopt;
+      if (!*item) break;
+      auto frame = frame_of(**item);
+      if (!frame) return std::nullopt;
+      out.push_back({(*item)->id, (*item)->t, std::move(*frame)});
+    }
+    return out;
+  }
+
+ private:
+  // On the first call, which the session makes once it receives live changes: items inserted up to
+  // now are replayed, later ones come live (the session drops what both deliver).
+  bool start() {
+    storage::scan_options base{.descending = false, .from = after_, .until = now_micros() + 1};
+    base.documents = filter_.stream == socket_stream::packets;  // packets need interface_id
+    if (filter_.stream == socket_stream::readings) {
+      for (const auto& d : devices_) {
+        auto g = app_.readings.generation(filter_.mandate, d);
+        if (!g) return false;
+        generations_.push_back(*g);
+      }
+    }
+    merged_.emplace(
+        devices_.size(), base,
+        [this](std::size_t i, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+          if (filter_.stream == socket_stream::packets)
+            return app_.packets.page_by_inserted(filter_.mandate, devices_[i], o);
+          return app_.readings.page(filter_.mandate, devices_[i], generations_[i], storage::reading_order::inserted_at,
+                                    o);
+        },
+        replay_chunk);
+    return true;
+  }
+
+  std::optional<std::string> frame_of(storage::ordered_item& item) {
+    if (filter_.stream == socket_stream::readings) return socket_frame("reading_added", item.raw);
+    auto iface = interface_of(item.doc);
+    if (!iface) return std::nullopt;
+    return socket_frame("packet_added", pushed_packet_text(std::move(item.doc), *iface));
+  }
+
+  // The packet's interface as REST shows it, or null; read once per interface.
+  std::optional<json::value> interface_of(const json::object& packet) {
+    const auto* iface_id = packet.if_contains("interface_id");
+    const auto* device_id = packet.if_contains("device_id");
+    auto id = iface_id && iface_id->is_string() ? uuid::parse(iface_id->get_string()) : std::nullopt;
+    auto device = device_id && device_id->is_string() ? uuid::parse(device_id->get_string()) : std::nullopt;
+    if (!id || !device) return json::value(nullptr);
+    if (auto known = interfaces_.find(*id); known != interfaces_.end()) return known->second;
+    auto found = app_.records.get({record_kind::interface, filter_.mandate, *id, *device});
+    if (!found) return std::nullopt;
+    json::value view = nullptr;
+    if (*found) view = interface_view(std::move(**found));
+    return interfaces_.emplace(*id, std::move(view)).first->second;
+  }
+
+  app_context& app_;
+  socket_filter filter_;
+  std::vector<uuid> devices_;
+  micros after_;
+  std::vector<std::int64_t> generations_;
+  std::optional<merged_items> merged_;
+  std::map<uuid, json::value> interfaces_;
+};
+
+api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
+  auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+  if (!docs) return docs.error();
+  std::vector<uuid> ids;
+  for (const auto& d : *docs)
+    if (auto id = uuid::parse(d.at("id").as_string())) ids.push_back(*id);
+  return ids;
+}
+
+// The socket's filter and the devices a replay reads, for the route's scope.
+http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream) {
+  if (!ctx.request.websocket_upgrade)
+    return error_response({426, "this route is a websocket: connect with a websocket client (Upgrade: websocket)"});
+  auto after = timestamp_param(ctx.query, "after");
+  if (!after) return error_response(after.error());
+  socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream};
+  api_result<std::vector<uuid>> devices = std::vector<uuid>{};
+  switch (scope) {
+    case socket_scope::device: {
+      auto device = find_device(ctx, ctx.param("device"));
+      if (!device) return error_response(device.error());
+      filter.target = *uuid::parse(device->at("id").as_string());
+      devices = std::vector<uuid>{filter.target};
+      break;
+    }
+    case socket_scope::folder: {
+      auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+      if (!tree) return error_response(tree.error());
+      auto folder = tree->resolve(ctx.param("tag"));
+      if (!folder) return error_response(folder.error());
+      filter.target = *folder;
+      if (*after) devices = folder_devices(ctx, filter.target.str());
+      break;
+    }
+    case socket_scope::mandate:
+      if (*after) devices = mandate_devices(ctx);
+      break;
+  }
+  if (!devices) return error_response(devices.error());
+  auto upgrade = std::make_shared<socket_upgrade>();
+  upgrade->filter = filter;
+  if (*after) upgrade->replay = std::make_shared<stored_replay>(ctx.app, filter, std::move(*devices), **after);
+  http_response answer;
+  answer.status = 101;
+  answer.upgrade = std::move(upgrade);
+  return answer;
+}
+
+}  // namespace
+
+http_response device_packets_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::device, socket_stream::packets);
+}
+http_response device_readings_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::device, socket_stream::readings);
+}
+http_response folder_packets_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::folder, socket_stream::packets);
+}
+http_response folder_readings_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::folder, socket_stream::readings);
+}
+http_response mandate_packets_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::mandate, socket_stream::packets);
+}
+http_response mandate_readings_socket(request_context& ctx) {
+  return open_socket(ctx, socket_scope::mandate, socket_stream::readings);
+}
+
+}  // namespace fl::api

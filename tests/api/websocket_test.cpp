@@ -1,0 +1,254 @@
+// Websockets as wire-contract.md says: addresses and scopes, auth at the upgrade, one event per
+// frame with the REST list item as body, replay with ?after=, ping/pong, the ping deadline, the
+// bounded send queue, and closing on shutdown. Against a real server on loopback.
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include "support/raw_connection.hpp"
+#include "support/socket_fixture.hpp"
+
+namespace fl::testing {
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+class websockets : public socket_fixture {
+ protected:
+  void SetUp() override {
+    socket_fixture::SetUp();
+    mandate_ = make_mandate("M", json::array{"api_packets_writeable"});
+    key_ = make_key(mandate_, "admin");
+    folder_ = make_folder(key_, "F");
+    device_ = make_device(key_, "d1", folder_);
+  }
+  std::string device_path(const std::string& stream, const std::string& device) const {
+    return "/api/v1/devices/" + device + "/" + stream + "/socket";
+  }
+  // A socket that is open (upgraded) and joined.
+  std::size_t open(const std::string& path, const std::string& key) {
+    auto i = probe_->open(path, key);
+    EXPECT_TRUE(probe_->wait_open(i)) << path << ": " << (probe_->end(i) ? probe_->end(i)->error + " " + std::to_string(probe_->end(i)->refused_status) + " " + probe_->end(i)->refused_body : "not ended");
+    return i;
+  }
+
+  std::string mandate_, key_, folder_, device_;
+};
+
+TEST_F(websockets, a_device_socket_pushes_each_new_packet_once_as_a_one_event_frame) {
+  auto s = open(device_path("packets", device_), key_);
+  const auto a = post_packet(key_, device_, "0A");
+  const auto b = post_packet(key_, device_, "0B");
+  ASSERT_TRUE(probe_->wait_frames(s, 2));
+  auto frames = probe_->frames(s);
+  ASSERT_EQ(frames.size(), 2u);
+  auto [event, body] = event_of(frames[0]);
+  EXPECT_EQ(event, "packet_added");
+  EXPECT_EQ(body.at("id"), a);
+  EXPECT_EQ(body.at("payload"), "0A");
+  EXPECT_EQ(body.at("is_meta"), false);
+  EXPECT_TRUE(body.contains("interface"));  // embedded (null: this packet has none)
+  // The same fields as the REST list item.
+  auto listed = call("GET", "/api/v1/devices/" + device_ + "/packets?limit=1&sort_direction=asc", key_);
+  for (const auto& [k, v] : listed.data().as_array().at(0).as_object()) EXPECT_EQ(body.at(k), v) << k;
+  EXPECT_EQ(event_of(frames[1]).second.at("id"), b);
+}
+
+TEST_F(websockets, a_pushed_packet_embeds_its_interface_object) {
+  const auto instance = make_driver_instance(mandate_);
+  auto iface = call("POST", "/api/v1/devices/" + device_ + "/interfaces", key_,
+                    json::object{{"interface", json::object{{"driver_instance_id", instance}}}});
+  ASSERT_EQ(iface.status, 201) << iface.text;
+  auto s = open(device_path("packets", device_), key_);
+  auto r = call("POST", "/api/v1/devices/" + device_ + "/packets", key_,
+                json::object{{"packet", json::object{{"payload_encoding", "none"}, {"interface_id", iface.id()}}}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_TRUE(probe_->wait_frames(s, 1));
+  auto body = event_of(probe_->frames(s)[0]).second;
+  ASSERT_TRUE(body.at("interface").is_object());
+  EXPECT_EQ(body.at("interface").at("id"), iface.id());
+  EXPECT_TRUE(body.at("interface").as_object().contains("deleted_at"));
+}
+
+TEST_F(websockets, the_key_works_in_the_auth_query_parameter) {
+  auto s = open(device_path("packets", device_) + "?auth=" + key_, "");
+  post_packet(key_, device_);
+  EXPECT_TRUE(probe_->wait_frames(s, 1));
+}
+
+TEST_F(websockets, a_bad_key_is_refused_at_the_upgrade_with_401) {
+  auto s = probe_->open(device_path("packets", device_), "not-a-key");
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->refused_status, 401);
+  auto none = probe_->open(device_path("packets", device_), "");
+  ASSERT_TRUE(probe_->wait_end(none));
+  EXPECT_EQ(probe_->end(none)->refused_status, 401);
+}
+
+TEST_F(websockets, a_member_key_is_refused_the_mandate_scope_with_403) {
+  auto s = probe_->open("/api/v1/packets/socket", make_key(mandate_, "member"));
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->refused_status, 403);
+  // Read-only keys may follow the whole mandate.
+  auto ro = open("/api/v1/readings/socket", make_key(mandate_, "read_only"));
+  EXPECT_FALSE(probe_->end(ro));
+}
+
+TEST_F(websockets, another_mandates_device_or_folder_is_404) {
+  const auto other = make_mandate("Other");
+  const auto other_key = make_key(other, "admin");
+  for (const auto& path : {device_path("packets", device_), "/api/v1/tags/" + folder_ + "/readings/socket"}) {
+    auto s = probe_->open(path, other_key);
+    ASSERT_TRUE(probe_->wait_end(s));
+    EXPECT_EQ(probe_->end(s)->refused_status, 404) << path;
+  }
+}
+
+TEST_F(websockets, a_plain_get_on_a_socket_route_is_426) {
+  auto r = call("GET", device_path("packets", device_), key_);
+  EXPECT_EQ(r.status, 426);
+  EXPECT_FALSE(r.error().empty());
+}
+
+TEST_F(websockets, a_bad_after_is_400_at_the_upgrade) {
+  auto s = probe_->open(device_path("packets", device_) + "?after=yesterday-ish", key_);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->refused_status, 400);
+}
+
+TEST_F(websockets, text_ping_is_answered_with_pong_and_nothing_else_is_sent) {
+  auto s = open(device_path("readings", device_), key_);
+  probe_->send(s, "ping");
+  ASSERT_TRUE(probe_->wait_frames(s, 1));
+  EXPECT_EQ(probe_->frames(s), std::vector<std::string>{"pong"});
+}
+
+TEST_F(websockets, a_folder_socket_follows_membership) {
+  auto s = open("/api/v1/tags/" + folder_ + "/packets/socket", key_);
+  const auto other_folder = make_folder(key_, "G");
+  const auto outsider = make_device(key_, "d2", other_folder);
+  const auto inside = post_packet(key_, device_);
+  post_packet(key_, outsider);  // not in the folder: not pushed
+  ASSERT_TRUE(probe_->wait_frames(s, 1));
+  // d2 joins the folder: its packets are pushed from then on; d1 leaves it: its are not.
+  auto moved = call("PATCH", "/api/v1/devices/" + outsider, key_,
+                    json::object{{"device", json::object{{"tag_ids", json::array{folder_}}}}});
+  ASSERT_EQ(moved.status, 200) << moved.text;
+  auto left = call("PATCH", "/api/v1/devices/" + device_, key_,
+                   json::object{{"device", json::object{{"tag_ids", json::array{other_folder}}}}});
+  ASSERT_EQ(left.status, 200) << left.text;
+  post_packet(key_, device_);
+  const auto joined = post_packet(key_, outsider);
+  // A marker after both: once it is in, everything before it was either pushed or never will be.
+  const auto marker = post_packet(key_, outsider);
+  ASSERT_TRUE(probe_->wait_frames(s, 3));
+  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{inside, joined, marker}));
+}
+
+TEST_F(websockets, changes_never_cross_mandates) {
+  const auto other = make_mandate("Other", json::array{"api_packets_writeable"});
+  const auto other_key = make_key(other, "admin");
+  const auto other_device = make_device(other_key, "x", make_folder(other_key, "X"));
+  auto mine = open("/api/v1/packets/socket", key_);
+  auto theirs = open("/api/v1/packets/socket", other_key);
+  std::vector<std::string> my_ids, their_ids;
+  for (int i = 0; i < 5; ++i) {
+    my_ids.push_back(post_packet(key_, device_));
+    their_ids.push_back(post_packet(other_key, other_device));
+  }
+  ASSERT_TRUE(probe_->wait_frames(mine, 5));
+  ASSERT_TRUE(probe_->wait_frames(theirs, 5));
+  EXPECT_EQ(ids_of(probe_->frames(mine)), my_ids);
+  EXPECT_EQ(ids_of(probe_->frames(theirs)), their_ids);
+}
+
+TEST_F(websockets, after_replays_stored_packets_then_goes_live) {
+  const auto before = post_packet(key_, device_);
+  auto mark = call("GET", "/api/v1/devices/" + device_ + "/packets/" + before, key_);
+  const std::string after = std::string(mark.data().at("inserted_at").as_string());
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3; ++i) expected.push_back(post_packet(key_, device_));
+  auto s = open(device_path("packets", device_) + "?after=" + after, key_);
+  ASSERT_TRUE(probe_->wait_frames(s, 3));
+  expected.push_back(post_packet(key_, device_));
+  ASSERT_TRUE(probe_->wait_frames(s, 4));
+  EXPECT_EQ(ids_of(probe_->frames(s)), expected);
+  for (const auto& f : probe_->frames(s)) EXPECT_TRUE(event_of(f).second.contains("interface"));
+}
+
+TEST_F(websockets, deleting_the_device_closes_its_sockets) {
+  auto s = open(device_path("packets", device_), key_);
+  ASSERT_EQ(call("DELETE", "/api/v1/devices/" + device_, key_).status, 200);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->close_code, 1000);
+}
+
+TEST_F(websockets, permessage_deflate_is_not_negotiated) {
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
+                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                     "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n"));
+  auto answer = c.read_response(5s);
+  EXPECT_EQ(answer.status, 101);
+  EXPECT_EQ(answer.head.find("permessage-deflate"), std::string::npos) << answer.head;
+}
+
+class websocket_deadlines : public websockets {
+ protected:
+  [[nodiscard]] api::server_limits limits() const override {
+    auto l = socket_fixture::limits();
+    l.websocket.ping_timeout = 400ms;
+    l.websocket.queue_frames = 8;
+    l.websocket.write_timeout = 2s;
+    return l;
+  }
+};
+
+TEST_F(websocket_deadlines, a_socket_that_sends_no_ping_is_closed) {
+  auto silent = probe_->open(device_path("packets", device_), key_, 0ms);
+  auto pinging = probe_->open(device_path("packets", device_), key_, 100ms);
+  ASSERT_TRUE(probe_->wait_end(silent));
+  EXPECT_EQ(probe_->end(silent)->close_code, 1008);
+  EXPECT_NE(probe_->end(silent)->close_reason.find("ping"), std::string::npos);
+  // The one that pings stays: a packet after the other's close still reaches it.
+  const auto id = post_packet(key_, device_);
+  ASSERT_TRUE(probe_->wait([&] {
+    for (const auto& f : probe_->frames_unlocked(pinging))
+      if (f.find(id) != std::string::npos) return true;
+    return false;
+  }));
+  EXPECT_FALSE(probe_->end(pinging));
+}
+
+TEST_F(websocket_deadlines, a_reader_that_stops_reading_is_closed_and_the_others_keep_theirs) {
+  // A client that upgrades and then never reads: the kernel buffers fill, then its queue of 8.
+  raw_connection stalled(server_->port());
+  ASSERT_TRUE(stalled.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
+                           "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                           "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"));
+  ASSERT_EQ(stalled.read_response(5s).status, 101);
+  auto healthy = probe_->open(device_path("packets", device_), key_, 100ms);
+  ASSERT_TRUE(probe_->wait_open(healthy));
+  const std::string big(60'000, 'A');  // 30 kB binary payloads fill the socket buffers fast
+  std::vector<std::string> ids;
+  for (int i = 0; i < 200; ++i) ids.push_back(post_packet(key_, device_, big));
+  // The healthy one gets every packet, in order.
+  ASSERT_TRUE(probe_->wait_frames(healthy, ids.size()));
+  EXPECT_EQ(ids_of(probe_->frames(healthy)), ids);
+  // The stalled one is gone (its connection ends: close frame or cut), without holding anyone up.
+  EXPECT_TRUE(stalled.wait_closed(30s));
+}
+
+TEST_F(websockets, shutdown_closes_sockets_with_1001) {
+  auto s = open(device_path("packets", device_), key_);
+  server_->stop();
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->close_code, 1001);
+  thread_.join();
+  probe_.reset();
+  server_.reset();
+}
+
+}  // namespace fl::testing
