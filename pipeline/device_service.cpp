@@ -37,9 +37,8 @@ storage::result<void> device_service::save(storage::write_batch batch, const dev
     records_.put_slug(batch, record_kind::device, request.mandate, slug, id);
   }
   if (auto done = records_.commit(batch); !done) return done;
-  if (!request.before || !same_folders(folders_of(*request.before), folders_of(request.doc)))
-    feed_.publish(
-        device_change(change_kind::device_changed, request.mandate, request.doc, id, fl::to_json(request.doc)));
+  if (request.before && same_folders(folders_of(*request.before), folders_of(request.doc))) return {};
+  feed_.publish(device_change(change_kind::device_changed, request.mandate, request.doc, id, fl::to_json(request.doc)));
   return {};
 }
 
