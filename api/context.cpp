@@ -26,6 +26,11 @@ std::optional<role> parse_role(std::string_view name) {
   return std::nullopt;
 }
 
+app_context::~app_context() {
+  reparse.stop();
+  parsing.stop();
+}
+
 const std::string& request_context::param(std::string_view name) const {
   for (const auto& [key, value] : params)
     if (key == name) return value;

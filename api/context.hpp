@@ -1,5 +1,6 @@
 #pragma once
 // What every handler gets: the stores, the authenticated caller, the decoded query and path params.
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,11 +13,14 @@
 #include "core/ids.hpp"
 #include "core/query.hpp"
 #include "pipeline/change_feed.hpp"
+#include "pipeline/device_service.hpp"
+#include "pipeline/folder_service.hpp"
+#include "pipeline/mandate_service.hpp"
+#include "pipeline/packet_service.hpp"
 #include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
 #include "pipeline/reparse.hpp"
 #include "storage/packets.hpp"
-#include "storage/parse_queue.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
 #include "storage/wal_syncer.hpp"
@@ -35,8 +39,9 @@ struct principal {
   std::optional<rate_policy> rate;  // nullopt: the server-wide default
 };
 
-// What lives for the whole server: the stores, the rate limiter, the parser checker and the parser.
-// The parse service is built here but only parses once started (serve starts it).
+// What lives for the whole server: the change feed, the stores, the rate limiter, the parser
+// checker, the parser, and the domain services handlers write through. The parse service is built
+// here but only parses once started (serve starts it).
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
                        pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {})
@@ -44,26 +49,38 @@ struct app_context {
         records(r),
         packets(r.db()),
         readings(r.db()),
-        parse_queue(r.db()),
         default_rate(default_rate_policy),
         parsers(parsing),
-        parsing(r, parsing_config),
-        reparse(r, parsing, reparse_config),
+        parsing(r, durable, *feed, parsing_config),
+        reparse(r, parsing, *feed, reparse_config),
+        packet_writes(r, packets, durable, parsing, *feed),
+        device_writes(r, parsing, *feed),
+        folder_writes(r, *feed),
+        mandate_writes(r, *feed),
         durable(r.db()) {}
-  // Every durable change, for websockets (and later actions and rules). First, so it outlives
-  // everything that publishes.
+  // Stops the parse and reparse threads first: they publish through `durable`, which goes first.
+  ~app_context();
+  app_context(const app_context&) = delete;
+  app_context& operator=(const app_context&) = delete;
+
+  // Every durable change, published by the services below (the websocket side reads it). Declared
+  // first so it outlives everything that publishes.
   std::unique_ptr<pipeline::change_feed> feed;
   storage::records& records;
-  storage::packets packets;
+  storage::packets packets;  // reads; writes go through packet_writes (which shares its id claims)
   storage::readings readings;
-  storage::parse_queue parse_queue;
   rate_policy default_rate;
   rate_limiter limiter;
   pipeline::parser_checker parsers;
   pipeline::parse_service parsing;
   pipeline::reparse_runner reparse;
-  // Group commit for acknowledged packet writes. Declared last so it is destroyed first: its
-  // destructor finishes pending commits, whose callbacks tell `parsing`.
+  pipeline::packet_service packet_writes;
+  pipeline::device_service device_writes;
+  pipeline::folder_service folder_writes;
+  pipeline::mandate_service mandate_writes;
+  // Group commit for acknowledged packet writes and for publishing parsed readings once durable.
+  // Declared last so it is destroyed first: its destructor finishes pending commits, whose
+  // callbacks tell `parsing` and publish to `feed`.
   storage::wal_syncer durable;
 };
 

@@ -4,7 +4,9 @@
 
 #include <limits>
 
+#include "core/json_out.hpp"
 #include "core/thread_name.hpp"
+#include "pipeline/changes.hpp"
 #include "pipeline/parse_records.hpp"
 #include "sandbox/worker_pool.hpp"
 #include "storage/packets.hpp"
@@ -29,8 +31,11 @@ struct loaded_packet {
 
 }  // namespace
 
-parse_service::parse_service(storage::records& records, parse_service_config config)
+parse_service::parse_service(storage::records& records, storage::wal_syncer& durable, change_feed& feed,
+                             parse_service_config config)
     : records_(records),
+      durable_(durable),
+      feed_(feed),
       config_(config),
       queue_(records.db()),
       backlog_(queue_, config.batch_size, config.backlog_entries,
@@ -182,14 +187,26 @@ void parse_service::run() {
     storage::result<void> done;
     micros deferred_until = 0;
     std::vector<storage::pending_parse> not_parsed;  // past the call's time budget: queued again
+    std::vector<change> added;                       // the readings written
     try {
       storage::readings readings(records_.db());
       auto generation = readings.generation(device.first, device.second);
-      done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until, &not_parsed)
+      done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until, &not_parsed, &added)
                         : storage::result<void>(generation.error());
     } catch (const std::exception& e) {
       // The sandbox could not run at all: a server fault. The packets stay queued.
       done = storage::error{storage::errc::io, std::string("sandbox: ") + e.what()};
+    }
+    if (done && !added.empty()) {
+      // Asked while the device is still claimed, so the next commit of this device asks later and
+      // its readings follow these in the feed.
+      durable_.after_sync([&feed = feed_, added = std::move(added)](bool ok) mutable {
+        if (ok) {
+          feed.publish(std::move(added));
+        } else {
+          spdlog::error("{} readings written but not made durable: not published", added.size());
+        }
+      });
     }
     {
       // This thread takes the next device itself, so nobody else needs waking (release() is for holds).
@@ -234,7 +251,8 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
                                                  const std::vector<storage::pending_parse>& items,
                                                  const std::function<void(storage::write_batch&)>& also,
                                                  bool queued_only, micros* deferred_until,
-                                                 std::vector<storage::pending_parse>* not_parsed) {
+                                                 std::vector<storage::pending_parse>* not_parsed,
+                                                 std::vector<change>* added) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -317,6 +335,9 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   if (!current_device) return current_device.error();
   bool profile_changed = false;
   const micros now = now_micros();
+  std::vector<change> written;  // reading_added for each reading put, in order (when `added` wants them)
+  const change reading_change =
+      *current_device ? device_change(change_kind::reading_added, mandate, **current_device, uuid::nil()) : change{};
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     if (input_of[i] != std::string::npos && input_of[i] >= outcomes.size()) {
       if (not_parsed) not_parsed->push_back(loaded[i].entry);  // the call's budget ran out first
@@ -352,7 +373,13 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
       const auto& outcome = outcomes[input_of[i]];
       auto made = readings_of(outcome,
                               {device_id, loaded[i].entry.packet, *parser_id, inputs[input_of[i]].transceived_at, now});
-      for (const auto& r : made) readings.put(batch, mandate, device_id, generation, r);
+      for (const auto& r : made) {
+        readings.put(batch, mandate, device_id, generation, r);
+        if (!added) continue;
+        written.push_back(reading_change);
+        written.back().item = r.id;
+        written.back().body = fl::to_json(r.doc);
+      }
       mark_outcome(doc, outcome, made.size());
       std::size_t refused = 0;
       for (const auto& r : outcome.readings) {
@@ -369,6 +396,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
   if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
   parsed_ += outcomes.size();
+  if (added) *added = std::move(written);
   return {};
 }
 

@@ -7,6 +7,10 @@
 //
 // A device is only ever worked on by one thread; hold() gives a device to someone else (reparse)
 // exclusively, and parse_into() lets that holder parse into a generation of its choice.
+//
+// The readings of a commit are published (`reading_added`, in the order written) once the commit,
+// written buffered, is durable: the group commit tells when (storage::wal_syncer::after_sync).
+// Readings that parse_into() writes into another generation are the holder's to announce.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -19,11 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/change_feed.hpp"
 #include "pipeline/fair_share.hpp"
 #include "pipeline/parse_backlog.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/records.hpp"
+#include "storage/wal_syncer.hpp"
 
 namespace fl::sandbox {
 class worker_pool;
@@ -52,7 +58,9 @@ struct parse_service_config {
 
 class parse_service {
  public:
-  parse_service(storage::records& records, parse_service_config config = {});
+  // `durable` and `feed` must outlive the service's threads (stop() ends them).
+  parse_service(storage::records& records, storage::wal_syncer& durable, change_feed& feed,
+                parse_service_config config = {});
   ~parse_service();
   parse_service(const parse_service&) = delete;
   parse_service& operator=(const parse_service&) = delete;
@@ -103,13 +111,16 @@ class parse_service {
                                                   const std::vector<storage::pending_parse>& items,
                                                   const std::function<void(storage::write_batch&)>& also,
                                                   bool queued_only, micros* deferred_until = nullptr,
-                                                  std::vector<storage::pending_parse>* not_parsed = nullptr);
+                                                  std::vector<storage::pending_parse>* not_parsed = nullptr,
+                                                  std::vector<change>* added = nullptr);
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;
   sandbox::worker_pool& pool();
 
   storage::records& records_;
+  storage::wal_syncer& durable_;
+  change_feed& feed_;
   parse_service_config config_;
   storage::parse_queue queue_;
   parse_backlog backlog_;  // guarded by mutex_

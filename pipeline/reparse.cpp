@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/thread_name.hpp"
+#include "pipeline/changes.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
 
@@ -27,8 +28,9 @@ bool finished(const json::object& job) {
 
 }  // namespace
 
-reparse_runner::reparse_runner(storage::records& records, parse_service& parsing, reparse_config config)
-    : records_(records), parsing_(parsing), config_(config), jobs_(records.db()) {}
+reparse_runner::reparse_runner(storage::records& records, parse_service& parsing, change_feed& feed,
+                               reparse_config config)
+    : records_(records), parsing_(parsing), feed_(feed), config_(config), jobs_(records.db()) {}
 
 reparse_runner::~reparse_runner() {
   stop();
@@ -211,7 +213,9 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
     job["clean_after"] = now + std::chrono::duration_cast<std::chrono::microseconds>(config_.clean_grace).count();
   }
   jobs_.put(batch, device, job);
-  return records_.db().write(batch, storage::durability::synced);
+  if (auto switched = records_.db().write(batch, storage::durability::synced); !switched) return switched;
+  if (*present) feed_.publish(device_change(change_kind::readings_replaced, device.first, **present, device.second));
+  return {};
 }
 
 storage::result<void> reparse_runner::clean(const storage::device_ref& device, json::object& job) {

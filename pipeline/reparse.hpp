@@ -6,7 +6,8 @@
 // Job states: running -> cleaning -> done (or failed). Progress (the last packet done) is stored
 // with each batch of new readings, so a kill -9 at any point resumes where the data says. The old
 // generation is erased once `clean_grace` has passed after the switch (a stream that started
-// before the switch may still be reading it), or at the next start.
+// before the switch may still be reading it), or at the next start. The new readings are not
+// published one by one: once switched, `readings_replaced` tells consumers to fetch them again.
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "pipeline/change_feed.hpp"
 #include "pipeline/parse_service.hpp"
 #include "storage/reparse_jobs.hpp"
 
@@ -27,7 +29,7 @@ struct reparse_config {
 
 class reparse_runner {
  public:
-  reparse_runner(storage::records& records, parse_service& parsing, reparse_config config = {});
+  reparse_runner(storage::records& records, parse_service& parsing, change_feed& feed, reparse_config config = {});
   ~reparse_runner();
   reparse_runner(const reparse_runner&) = delete;
   reparse_runner& operator=(const reparse_runner&) = delete;
@@ -51,6 +53,7 @@ class reparse_runner {
 
   storage::records& records_;
   parse_service& parsing_;
+  change_feed& feed_;
   reparse_config config_;
   storage::reparse_jobs jobs_;
   mutable std::mutex mutex_;

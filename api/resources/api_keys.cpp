@@ -7,6 +7,7 @@
 #include "api/resources/mandates.hpp"
 #include "core/crypto.hpp"
 #include "core/time.hpp"
+#include "pipeline/mandate_service.hpp"
 
 namespace fl::api {
 
@@ -139,12 +140,6 @@ api_result<key_spec> read_key_spec(const json::object& body, bool for_mandate, b
 
 }  // namespace
 
-void erase_key_index(const storage::records& records, storage::write_batch& batch, const json::object& key_doc) {
-  if (const auto* hash = key_doc.if_contains("hash"); hash && hash->is_string()) {
-    if (auto raw = from_hex(hash->get_string())) records.erase_key_hash(batch, *raw);
-  }
-}
-
 http_response admin_list_keys(request_context& ctx) {
   auto owner = route_owner(ctx);
   if (!owner) return error_response(owner.error());
@@ -232,7 +227,7 @@ http_response admin_delete_key(request_context& ctx) {
   if (id == ctx.caller.key_id) return error_response(conflict("a key cannot delete itself"));
   auto batch = ctx.records().batch();
   ctx.records().erase(batch, {record_kind::api_key, owner->value_or(uuid::nil()), id});
-  erase_key_index(ctx.records(), batch, *doc);
+  pipeline::erase_key_index(ctx.records(), batch, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(key_view(std::move(*doc)));
 }

@@ -29,9 +29,6 @@ struct issued_key {
 [[nodiscard]] api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate,
                                                const key_spec& spec);
 
-// Adds to `batch` the removal of a key record's hash-index entry (the record itself is the caller's).
-void erase_key_index(const storage::records& records, storage::write_batch& batch, const boost::json::object& key_doc);
-
 // /admin/v1/mandates/:mandate_id/api_keys[/:key_id] and /admin/v1/api_keys[/:key_id]
 http_response admin_list_keys(request_context& ctx);
 http_response admin_create_key(request_context& ctx);

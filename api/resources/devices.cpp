@@ -9,6 +9,7 @@
 #include "api/resources/readings.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
+#include "pipeline/changes.hpp"
 
 namespace fl::api {
 
@@ -33,6 +34,8 @@ std::string lower(std::string_view s) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   return out;
 }
+
+using pipeline::interface_view;
 
 // Everything needed to render devices: the folder tree and every interface, grouped by device.
 struct device_renderer {
@@ -227,9 +230,11 @@ api_result<void> check_parser(request_context& ctx, const json::object& doc) {
   return {};
 }
 
-// Shared by create and edit: slug choice, tags, parser check, then one atomic batch.
-http_response save_device(request_context& ctx, json::object doc, const json::object& body, bool creating,
-                          const std::string& old_slug) {
+// Shared by create and edit: slug choice, tags, parser check, then one atomic batch. `before` is
+// the device as stored (edits) or nullopt (creates).
+http_response save_device(request_context& ctx, json::object doc, const json::object& body,
+                          std::optional<json::object> before) {
+  const bool creating = !before;
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
   auto batch = ctx.records().batch();
@@ -253,12 +258,8 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
     slug = *chosen;
   }
   doc["slug"] = slug;
-  ctx.records().put(batch, {record_kind::device, ctx.mandate(), id}, doc);
-  if (slug != old_slug) {
-    if (!old_slug.empty()) ctx.records().erase_slug(batch, record_kind::device, ctx.mandate(), old_slug);
-    ctx.records().put_slug(batch, record_kind::device, ctx.mandate(), slug, id);
-  }
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.device_writes.save(std::move(batch), {ctx.mandate(), doc, std::move(before)})); !done)
+    return error_response(done.error());
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
   if (!renderer) return error_response(renderer.error());
   return single_response(renderer->view(std::move(doc)), creating ? 201 : 200);
@@ -376,7 +377,7 @@ http_response create_device(request_context& ctx) {
   if (!in.ok()) return error_response(in.error());
   if (slug) doc["slug"] = *slug;
   auto lock = ctx.records().writer();
-  return save_device(ctx, std::move(doc), *body, true, "");
+  return save_device(ctx, std::move(doc), *body, std::nullopt);
 }
 
 http_response edit_device(request_context& ctx) {
@@ -385,7 +386,7 @@ http_response edit_device(request_context& ctx) {
   auto lock = ctx.records().writer();
   auto doc = find_device(ctx, ctx.param("device"));
   if (!doc) return error_response(doc.error());
-  const std::string old_slug(doc->at("slug").as_string());
+  json::object before = *doc;
   field_reader in(*body);
   read_device_fields(in, *body, *doc, false);
   auto slug = in.string("slug", 200);
@@ -393,28 +394,24 @@ http_response edit_device(request_context& ctx) {
   if (!in.ok()) return error_response(in.error());
   if (slug) (*doc)["slug"] = *slug;
   (*doc)["updated_at"] = format_iso(now_micros());
-  return save_device(ctx, std::move(*doc), *body, false, old_slug);
+  return save_device(ctx, std::move(*doc), *body, std::move(before));
 }
 
 http_response delete_device(request_context& ctx) {
-  auto lock = ctx.records().writer();
   auto doc = find_device(ctx, ctx.param("device"));
   if (!doc) return error_response(doc.error());
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
-  if (!renderer) return error_response(renderer.error());
-  const uuid id = id_of(*doc);
-  auto batch = ctx.records().batch();
-  ctx.records().erase(batch, {record_kind::device, ctx.mandate(), id});
-  ctx.records().erase_slug(batch, record_kind::device, ctx.mandate(), doc->at("slug").as_string());
-  ctx.records().erase_device_data(batch, ctx.mandate(), id);
-  ctx.app.packets.erase_device(batch, ctx.mandate(), id);
-  ctx.app.parse_queue.erase_device(batch, ctx.mandate(), id);
-  storage::reparse_jobs(ctx.records().db()).erase(batch, {ctx.mandate(), id});
-  if (auto erased = checked(ctx.app.readings.erase_device(batch, ctx.mandate(), id)); !erased)
-    return error_response(erased.error());
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
-  ctx.app.parsing.device_removed(ctx.mandate(), id);
-  return single_response(renderer->view(std::move(*doc)));
+  auto removed = ctx.app.device_writes.remove(ctx.mandate(), id_of(*doc));
+  if (!removed) {
+    const bool gone = removed.error().code == pipeline::device_errc::no_device;
+    return error_response(gone ? not_found("device") : storage_failure(removed.error().cause));
+  }
+  // Shown as it was: with the interfaces it had.
+  auto tree = folder_tree::load(ctx.records(), ctx.mandate());
+  if (!tree) return error_response(tree.error());
+  device_renderer renderer{std::move(*tree), {}};
+  auto& interfaces = renderer.interfaces[std::string(removed->doc.at("id").as_string())];
+  for (auto& i : removed->interfaces) interfaces.push_back(interface_view(std::move(i)));
+  return single_response(renderer.view(std::move(removed->doc)));
 }
 
 // ---- interfaces ----
@@ -536,12 +533,6 @@ http_response delete_interface(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::interface, ctx.mandate(), id_of(*doc), id_of(*device)});
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(interface_view(std::move(*doc)));
-}
-
-json::object interface_view(json::object doc) {
-  if (!doc.contains("name")) doc["name"] = nullptr;
-  doc["deleted_at"] = nullptr;
-  return doc;
 }
 
 api_result<std::vector<uuid>> route_devices(request_context& ctx) {

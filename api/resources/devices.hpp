@@ -16,9 +16,6 @@ namespace fl::api {
 // or /tags/:tag (whichever path variable the route has).
 [[nodiscard]] api_result<std::vector<uuid>> route_devices(request_context& ctx);
 
-// A stored interface as the API shows it (`name` and `deleted_at` always present).
-[[nodiscard]] boost::json::object interface_view(boost::json::object doc);
-
 http_response list_devices(request_context& ctx);
 http_response list_folder_devices(request_context& ctx);
 http_response show_device(request_context& ctx);

@@ -266,30 +266,22 @@ http_response edit_folder(request_context& ctx) {
 }
 
 http_response delete_folder(request_context& ctx) {
-  auto lock = ctx.records().writer();
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
   auto id = tree->resolve(ctx.param("tag"));
   if (!id) return error_response(id.error());
-  if (!tree->children(*id).empty())
-    return error_response(conflict("folder has child folders; delete or move them first"));
-  auto devices = checked(ctx.records().list(record_kind::device, ctx.mandate()));
-  if (!devices) return error_response(devices.error());
-  auto batch = ctx.records().batch();
-  // Devices keep existing; they just leave the deleted folder.
-  const std::string folder_id = id->str();
-  for (auto& device : *devices) {
-    auto& tags = device["tag_ids"].as_array();
-    const auto before = tags.size();
-    tags.erase(
-        std::remove_if(tags.begin(), tags.end(), [&](const json::value& t) { return t.as_string() == folder_id; }),
-        tags.end());
-    if (tags.size() != before) {
-      ctx.records().put(batch, {record_kind::device, ctx.mandate(), *uuid::parse(device.at("id").as_string())}, device);
+  auto removed = ctx.app.folder_writes.remove(ctx.mandate(), *id);
+  if (!removed) {
+    switch (removed.error().code) {
+      case pipeline::folder_errc::no_folder:
+        return error_response(not_found("folder"));
+      case pipeline::folder_errc::has_children:
+        return error_response(conflict("folder has child folders; delete or move them first"));
+      case pipeline::folder_errc::storage:
+        break;
     }
+    return error_response(storage_failure(removed.error().cause));
   }
-  ctx.records().erase(batch, {record_kind::folder, ctx.mandate(), *id});
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return no_content_response();
 }
 

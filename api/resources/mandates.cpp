@@ -2,7 +2,6 @@
 
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
-#include "api/resources/api_keys.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 
@@ -174,21 +173,16 @@ http_response admin_edit_mandate(request_context& ctx) {
 }
 
 http_response admin_delete_mandate(request_context& ctx) {
-  auto lock = ctx.records().writer();
   auto doc = find_mandate(ctx.records(), ctx.param("mandate_id"));
   if (!doc) return error_response(doc.error());
   const uuid id = *uuid::parse(doc->at("id").as_string());
   if (ctx.caller.mandate == id) return error_response(conflict("a key cannot delete its own mandate"));
-  auto keys = checked(ctx.records().list(record_kind::api_key, id));
-  if (!keys) return error_response(keys.error());
-  auto batch = ctx.records().batch();
-  // The key-hash index is global: drop each of the mandate's keys from it, then everything it owns.
-  for (const auto& key : *keys) erase_key_index(ctx.records(), batch, key);
-  ctx.records().erase_mandate_data(batch, id);
-  ctx.records().erase(batch, {record_kind::mandate, uuid::nil(), id});
-  ctx.records().erase_slug(batch, record_kind::mandate, uuid::nil(), doc->at("slug").as_string());
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
-  return single_response(*doc);
+  auto removed = ctx.app.mandate_writes.remove(id);
+  if (!removed) {
+    const bool gone = removed.error().code == pipeline::mandate_errc::no_mandate;
+    return error_response(gone ? not_found("mandate") : storage_failure(removed.error().cause));
+  }
+  return single_response(*removed);
 }
 
 http_response list_mandates(request_context& ctx) {

@@ -10,7 +10,6 @@
 #include "api/resources/ordered_lists.hpp"
 #include "core/crypto.hpp"
 #include "core/time.hpp"
-#include "pipeline/parse_records.hpp"
 
 namespace fl::api {
 
@@ -59,8 +58,10 @@ void read_payload(field_reader& in, const json::object& body, json::object& doc)
 }
 
 // Everything but the payload: interface, type, meta, time and flags.
+// `interface_doc`, when given, receives the stored interface that interface_id names.
 api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, const json::object& body,
-                                      json::object& doc, const json::object& device, micros default_time) {
+                                      json::object& doc, const json::object& device, micros default_time,
+                                      std::optional<json::object>* interface_doc = nullptr) {
   if (in.has("interface_id")) {
     auto iface = in.nullable_uuid("interface_id");
     if (iface && !iface->is_nil()) {
@@ -68,6 +69,7 @@ api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, co
           {record_kind::interface, ctx.mandate(), *iface, *uuid::parse(device.at("id").as_string())}));
       if (!found) return found.error();
       if (!*found) in.fail("interface_id", "is not an interface of this device");
+      if (interface_doc) *interface_doc = std::move(*found);
       doc["interface_id"] = iface->str();
     } else if (iface) {
       doc["interface_id"] = nullptr;
@@ -96,28 +98,28 @@ api_result<micros> read_packet_fields(request_context& ctx, field_reader& in, co
   return t;
 }
 
-// A packet of `device` about to be changed, held against the parser's commit (which rewrites it
-// under the catalog's writer lock too). A packet whose create is still in flight is either not
-// written yet (404 here) or written, and then changed like any other.
-struct locked_packet {
-  std::unique_lock<std::mutex> writer;
-  storage::stored_packet stored;
-};
+// A packet service refusal as the HTTP answer.
+api_error packet_failure(const pipeline::service_error<pipeline::packet_errc>& e, const uuid& id) {
+  switch (e.code) {
+    case pipeline::packet_errc::no_device:
+      return not_found("device");
+    case pipeline::packet_errc::no_packet:
+      return not_found("packet");
+    case pipeline::packet_errc::duplicate_id:
+      return conflict("a packet with id " + id.str() + " already exists");
+    case pipeline::packet_errc::storage:
+      return storage_failure(e.cause);
+  }
+  return storage_failure(e.cause);
+}
 
-// A create between its answer and its durable write.
-struct pending_create {
-  storage::write_batch batch;
-  std::optional<storage::packets::id_claim> claim;
-};
-
-api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device);
-
-api_result<locked_packet> lock_packet(request_context& ctx, const json::object& device) {
-  locked_packet out{ctx.records().writer(), {}};
-  auto packet = load_packet(ctx, device);
-  if (!packet) return packet.error();
-  out.stored = std::move(*packet);
-  return out;
+// The packet the route names, held for a change (the catalog's writer lock is held meanwhile).
+api_result<pipeline::packet_edit> open_packet(request_context& ctx, const json::object& device) {
+  auto id = uuid::parse(ctx.param("packet"));
+  if (!id) return not_found("packet");
+  auto edit = ctx.app.packet_writes.open(ctx.mandate(), *uuid::parse(device.at("id").as_string()), *id);
+  if (!edit) return packet_failure(edit.error(), *id);
+  return std::move(*edit);
 }
 
 api_result<storage::stored_packet> load_packet(request_context& ctx, const json::object& device) {
@@ -209,44 +211,16 @@ http_response create_packet(request_context& ctx) {
     if (given && !given->is_nil()) id = *given;
   }
   read_payload(in, *body, doc);
-  auto t = read_packet_fields(ctx, in, *body, doc, *device, now);
+  std::optional<json::object> interface_doc;
+  auto t = read_packet_fields(ctx, in, *body, doc, *device, now, &interface_doc);
   if (!t) return error_response(t.error());
   doc["id"] = id.str();
-  const uuid device_id = *uuid::parse(device->at("id").as_string());
-  // Parsed off the request path when the device has a parser; otherwise the status says why not.
-  const bool queued =
-      pipeline::wants_parsing(doc) && device->contains("parser_id") && device->at("parser_id").is_string();
-  if (queued) {
-    pipeline::mark_pending(doc);
-  } else {
-    pipeline::mark_skipped(
-        doc, pipeline::wants_parsing(doc) ? "the device has no parser" : "skip_parsers or is_meta is set");
-  }
-
-  // The duplicate check and the write must not interleave with another create of this id: the id
-  // is claimed until the write is durable. Nothing else can touch a packet that does not exist yet,
-  // so the catalog's writer lock is not needed.
-  auto claim = ctx.app.packets.claim_new_id(id);
-  const auto duplicate = [&] { return error_response(conflict("a packet with id " + id.str() + " already exists")); };
-  if (!claim) return duplicate();
-  auto existing = checked(ctx.app.packets.find(ctx.mandate(), id));
-  if (!existing) return error_response(existing.error());
-  if (*existing) return duplicate();
-  auto write = std::make_shared<pending_create>(pending_create{ctx.app.packets.batch(), std::move(claim)});
-  ctx.app.packets.put(write->batch, ctx.mandate(), id, {device_id, *t}, doc);
-  const storage::pending_parse entry{ctx.mandate(), device_id, *t, id};
-  const micros queued_at = now_micros();
-  if (queued) ctx.app.parse_queue.push(write->batch, entry, queued_at);
-  // The group-commit thread writes the batch and fsyncs the WAL once for every create in flight;
-  // the answer goes out only then, so only once the packet is durable. No thread waits meanwhile.
-  auto answer = single_response(doc);
-  answer.after_durable = [&app = ctx.app, write, entry, queued, queued_at](std::function<void(bool)> done) {
-    app.durable.commit(std::move(write->batch), [&app, write, entry, queued, queued_at, done](bool ok) {
-      write->claim.reset();
-      if (ok && queued) app.parsing.queued(entry, queued_at);
-      done(ok);
-    });
-  };
+  auto pending = ctx.app.packet_writes.create(
+      {ctx.mandate(), std::move(*device), id, *t, std::move(doc), std::move(interface_doc)});
+  if (!pending) return error_response(packet_failure(pending.error(), id));
+  // The answer goes out only once the packet is durable (group commit); no thread waits meanwhile.
+  auto answer = single_response(pending->doc);
+  answer.after_durable = std::move(pending->commit);
   return answer;
 }
 
@@ -256,22 +230,19 @@ http_response update_packet(request_context& ctx) {
   if (!device) return error_response(device.error());
   auto body = parse_wrapped_body(ctx.request.body, "packet");
   if (!body) return error_response(body.error());
-  auto packet = lock_packet(ctx, *device);
+  auto packet = open_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
-  json::object doc = packet->stored.doc;
+  const auto& stored = packet->stored();
+  json::object doc = stored.doc;
   field_reader in(*body);
   if (in.has("id") &&
       !(body->at("id").is_string() && uuid::parse(body->at("id").as_string()) == uuid::parse(doc.at("id").as_string())))
     in.fail("id", "cannot be changed");
   if (in.has("payload_encoding") || in.has("payload")) read_payload(in, *body, doc);
-  auto t = read_packet_fields(ctx, in, *body, doc, *device, packet->stored.at.transceived_at);
+  auto t = read_packet_fields(ctx, in, *body, doc, *device, stored.at.transceived_at);
   if (!t) return error_response(t.error());
-  // Never re-parsed; id, inserted_at and device stay. A new transceived_at moves the key.
-  const uuid id = *uuid::parse(doc.at("id").as_string());
-  auto batch = ctx.app.packets.batch();
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at, packet->stored.doc);
-  ctx.app.packets.put(batch, ctx.mandate(), id, {packet->stored.at.device, *t}, doc);
-  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.packet_writes.update(std::move(*packet), doc, *t)); !done)
+    return error_response(done.error());
   return single_response(doc);
 }
 
@@ -281,25 +252,12 @@ http_response delete_packet(request_context& ctx) {
   if (!remove_readings) return error_response(remove_readings.error());
   auto device = find_device(ctx, ctx.param("device"));
   if (!device) return error_response(device.error());
-  auto packet = lock_packet(ctx, *device);
+  auto packet = open_packet(ctx, *device);
   if (!packet) return error_response(packet.error());
-  auto batch = ctx.app.packets.batch();
-  const uuid id = *uuid::parse(packet->stored.doc.at("id").as_string());
-  ctx.app.packets.erase(batch, ctx.mandate(), id, packet->stored.at, packet->stored.doc);
-  const storage::pending_parse entry{ctx.mandate(), packet->stored.at.device, packet->stored.at.transceived_at, id};
-  ctx.app.parse_queue.erase(batch, entry);
-  if (*remove_readings) {
-    auto generation = checked(ctx.app.readings.generation(ctx.mandate(), packet->stored.at.device));
-    if (!generation) return error_response(generation.error());
-    // The next generation too: a reparse in progress may already have parsed this packet.
-    for (std::int64_t g : {*generation, *generation + 1}) {
-      auto erased = checked(ctx.app.readings.erase_of_packet(batch, ctx.mandate(), packet->stored.at.device, g, id));
-      if (!erased) return error_response(erased.error());
-    }
-  }
-  if (auto done = checked(ctx.app.packets.commit(batch)); !done) return error_response(done.error());
-  ctx.app.parsing.dequeued(entry);
-  return single_response(packet->stored.doc);
+  json::object doc = packet->stored().doc;
+  if (auto done = checked(ctx.app.packet_writes.remove(std::move(*packet), *remove_readings)); !done)
+    return error_response(done.error());
+  return single_response(doc);
 }
 
 }  // namespace fl::api

@@ -6,7 +6,7 @@
 #include "api/resources/devices.hpp"
 #include "api/resources/folder_tree.hpp"
 #include "api/resources/merged_items.hpp"
-#include "core/json_out.hpp"
+#include "pipeline/changes.hpp"
 
 namespace fl::api {
 
@@ -16,12 +16,6 @@ using storage::record_kind;
 namespace {
 
 constexpr std::size_t replay_chunk = 100;  // items read per device at a time
-
-// A packet as sockets push it: the list item with its interface object embedded.
-std::string pushed_packet_text(json::object doc, const json::value& interface) {
-  doc["interface"] = interface;
-  return to_json(doc);
-}
 
 // Stored items of `devices` inserted after `after`, oldest first, merged across devices.
 class stored_replay final : public replay_source {
@@ -72,22 +66,21 @@ class stored_replay final : public replay_source {
     if (filter_.stream == socket_stream::readings) return socket_frame("reading_added", item.raw);
     auto iface = interface_of(item.doc);
     if (!iface) return std::nullopt;
-    return socket_frame("packet_added", pushed_packet_text(std::move(item.doc), *iface));
+    return socket_frame("packet_added", pipeline::pushed_packet(item.doc, *iface));
   }
 
-  // The packet's interface as REST shows it, or null; read once per interface.
-  std::optional<json::value> interface_of(const json::object& packet) {
+  // The stored interface the packet names (none: it names none, or it is gone); read once per
+  // interface. nullopt when storage failed.
+  std::optional<std::optional<json::object>> interface_of(const json::object& packet) {
     const auto* iface_id = packet.if_contains("interface_id");
     const auto* device_id = packet.if_contains("device_id");
     auto id = iface_id && iface_id->is_string() ? uuid::parse(iface_id->get_string()) : std::nullopt;
     auto device = device_id && device_id->is_string() ? uuid::parse(device_id->get_string()) : std::nullopt;
-    if (!id || !device) return json::value(nullptr);
+    if (!id || !device) return std::optional<json::object>{};
     if (auto known = interfaces_.find(*id); known != interfaces_.end()) return known->second;
     auto found = app_.records.get({record_kind::interface, filter_.mandate, *id, *device});
     if (!found) return std::nullopt;
-    json::value view = nullptr;
-    if (*found) view = interface_view(std::move(**found));
-    return interfaces_.emplace(*id, std::move(view)).first->second;
+    return interfaces_.emplace(*id, std::move(*found)).first->second;
   }
 
   app_context& app_;
@@ -96,7 +89,7 @@ class stored_replay final : public replay_source {
   micros after_;
   std::vector<std::int64_t> generations_;
   std::optional<merged_items> merged_;
-  std::map<uuid, json::value> interfaces_;
+  std::map<uuid, std::optional<json::object>> interfaces_;
 };
 
 api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
