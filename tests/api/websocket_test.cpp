@@ -29,7 +29,7 @@ class websockets : public socket_fixture {
   // A socket that is open (upgraded) and joined.
   std::size_t open(const std::string& path, const std::string& key) {
     auto i = probe_->open(path, key);
-    EXPECT_TRUE(probe_->wait_open(i)) << path << ": " << (probe_->end(i) ? probe_->end(i)->error + " " + std::to_string(probe_->end(i)->refused_status) + " " + probe_->end(i)->refused_body : "not ended");
+    EXPECT_TRUE(probe_->wait_open(i)) << path;
     return i;
   }
 
@@ -133,10 +133,10 @@ TEST_F(websockets, a_folder_socket_follows_membership) {
   ASSERT_TRUE(probe_->wait_frames(s, 1));
   // d2 joins the folder: its packets are pushed from then on; d1 leaves it: its are not.
   auto moved = call("PATCH", "/api/v1/devices/" + outsider, key_,
-                    json::object{{"device", json::object{{"tag_ids", json::array{folder_}}}}});
+                    json::object{{"device", json::object{{"tags", json::array{json::object{{"id", folder_}}}}}}});
   ASSERT_EQ(moved.status, 200) << moved.text;
   auto left = call("PATCH", "/api/v1/devices/" + device_, key_,
-                   json::object{{"device", json::object{{"tag_ids", json::array{other_folder}}}}});
+                   json::object{{"device", json::object{{"tags", json::array{json::object{{"id", other_folder}}}}}}});
   ASSERT_EQ(left.status, 200) << left.text;
   post_packet(key_, device_);
   const auto joined = post_packet(key_, outsider);
@@ -235,7 +235,7 @@ TEST_F(websocket_deadlines, a_reader_that_stops_reading_is_closed_and_the_others
   std::vector<std::string> ids;
   for (int i = 0; i < 200; ++i) ids.push_back(post_packet(key_, device_, big));
   // The healthy one gets every packet, in order.
-  ASSERT_TRUE(probe_->wait_frames(healthy, ids.size()));
+  ASSERT_TRUE(probe_->wait_events(healthy, ids.size()));
   EXPECT_EQ(ids_of(probe_->frames(healthy)), ids);
   // The stalled one is gone (its connection ends: close frame or cut), without holding anyone up.
   EXPECT_TRUE(stalled.wait_closed(30s));

@@ -1,6 +1,7 @@
 #pragma once
 // Websocket clients for tests: each socket's frames and end are collected, and tests wait on
 // conditions over them (never on sleeps). All clients share one I/O thread.
+#include <algorithm>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -64,6 +65,13 @@ class socket_probe {
   }
   bool wait_frames(std::size_t i, std::size_t n) {
     return wait([&] { return sockets_[i].frames.size() >= n; });
+  }
+  // Waits for `n` frames that are not `pong` answers.
+  bool wait_events(std::size_t i, std::size_t n) {
+    return wait([&] {
+      return static_cast<std::size_t>(std::count_if(sockets_[i].frames.begin(), sockets_[i].frames.end(),
+                                                    [](const std::string& f) { return f != "pong"; })) >= n;
+    });
   }
   bool wait_end(std::size_t i) {
     return wait([&] { return sockets_[i].end.has_value(); });
