@@ -303,6 +303,7 @@ void add_bench_command(CLI::App& app) {
   parse->add_option("--packets", a->packets, "Packets for the batched run")->capture_default_str();
   parse->callback([a] { std::exit(bench_parse(a->json, a->packets)); });
   add_pipeline_benchmarks(*bench);
+  add_push_benchmark(*bench);
 }
 
 }  // namespace fl::cli

@@ -41,22 +41,6 @@ double since(clock::time_point start) {
   return std::chrono::duration<double>(clock::now() - start).count();
 }
 
-std::string library_parser(const char* file) {
-  std::ifstream in(std::filesystem::path(FIELDLINE_SOURCE_DIR) / "parsers/library" / file);
-  if (!in) throw std::runtime_error(std::string("cannot read parsers/library/") + file);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string make_device(bench_server& server, const std::string& key, const std::string& folder,
-                        const std::string& name, const std::string& parser) {
-  json::object device{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}};
-  if (!parser.empty()) device["parser_id"] = parser;
-  return std::string(
-      server.call("POST", "/api/v1/devices", key, to_json(json::object{{"device", device}})).at("id").as_string());
-}
-
 // ---- ingest ----
 
 struct ingest_figures {

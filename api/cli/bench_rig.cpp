@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "api/bootstrap.hpp"
 #include "api/http/client.hpp"
 #include "core/ids.hpp"
+#include "core/json_out.hpp"
 #include "core/thread_name.hpp"
 
 namespace fl::cli {
@@ -35,7 +38,7 @@ bench_server::bench_server() {
   std::getline(in, superadmin);
   app_ = std::make_unique<api::app_context>(*records_);
   router_ = std::make_unique<api::router>(*app_);
-  server_ = std::make_unique<api::http_server>(*router_, limits());
+  server_ = std::make_unique<api::http_server>(*router_, limits(), app_->feed.get());
   server_->listen("127.0.0.1", 0);
   app_->parsing.start();
   runner_ = std::thread([this] {
@@ -66,6 +69,23 @@ std::pair<std::string, std::string> bench_server::tenant() {
   const auto key = call("POST", "/admin/v1/mandates/" + id + "/api_keys", superadmin,
                         R"({"api_key":{"name":"bench","role":"admin","rate_limit":1000000,"rate_window_ms":100}})");
   return {id, std::string(key.at("key").as_string())};
+}
+
+std::string library_parser(const char* file) {
+  std::ifstream in(std::filesystem::path(FIELDLINE_SOURCE_DIR) / "parsers/library" / file);
+  if (!in) throw std::runtime_error(std::string("cannot read parsers/library/") + file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string make_device(bench_server& server, const std::string& key, const std::string& folder,
+                        const std::string& name, const std::string& parser) {
+  boost::json::object device{{"name", name}, {"tags", boost::json::array{boost::json::object{{"id", folder}}}}};
+  if (!parser.empty()) device["parser_id"] = parser;
+  return std::string(server.call("POST", "/api/v1/devices", key, to_json(boost::json::object{{"device", device}}))
+                         .at("id")
+                         .as_string());
 }
 
 double load_result::percentile_ms(double p) const {

@@ -41,6 +41,7 @@ class bench_server {
   [[nodiscard]] std::uint16_t port() const { return server_->port(); }
   [[nodiscard]] static api::server_limits limits() {
     api::server_limits limits;
+    limits.max_connections = 4096;  // bench push holds 1,000 websockets besides the load's connections
     limits.max_connections_per_address = limits.max_connections;
     return limits;
   }
@@ -63,6 +64,12 @@ class bench_server {
   std::unique_ptr<api::http_server> server_;
   std::thread runner_;
 };
+
+// A parser of parsers/library in the source tree (the benchmarks parse with real parsers).
+[[nodiscard]] std::string library_parser(const char* file);
+// A device in `folder` (with `parser` unless empty); returns its id.
+[[nodiscard]] std::string make_device(bench_server& server, const std::string& key, const std::string& folder,
+                                      const std::string& name, const std::string& parser);
 
 struct load_result {
   double seconds = 0;

@@ -9,7 +9,10 @@ void add_admin_command(CLI::App& app);
 void add_parser_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_reparse_command(CLI::App& app);
+void add_watch_command(CLI::App& app);
 // `bench ingest` and `bench query`, registered on the bench subcommand.
 void add_pipeline_benchmarks(CLI::App& bench);
+// `bench push`: ingest with websocket subscribers attached.
+void add_push_benchmark(CLI::App& bench);
 
 }  // namespace fl::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   fl::cli::add_parser_command(app);
   fl::cli::add_bench_command(app);
   fl::cli::add_reparse_command(app);
+  fl::cli::add_watch_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -103,8 +103,6 @@ api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
 
 // The socket's filter and the devices a replay reads, for the route's scope.
 http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream) {
-  if (!ctx.request.websocket_upgrade)
-    return error_response({426, "this route is a websocket: connect with a websocket client (Upgrade: websocket)"});
   auto after = timestamp_param(ctx.query, "after");
   if (!after) return error_response(after.error());
   socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream};
@@ -131,6 +129,9 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
       break;
   }
   if (!devices) return error_response(devices.error());
+  // After the lookups: a foreign or unknown id is 404 whether or not this is a websocket handshake.
+  if (!ctx.request.websocket_upgrade)
+    return error_response({426, "this route is a websocket: connect with a websocket client (Upgrade: websocket)"});
   auto upgrade = std::make_shared<socket_upgrade>();
   upgrade->filter = filter;
   if (*after) upgrade->replay = std::make_shared<stored_replay>(ctx.app, filter, std::move(*devices), **after);

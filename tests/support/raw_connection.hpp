@@ -30,9 +30,11 @@ class raw_connection {
   using clock = std::chrono::steady_clock;
 
   // Connects from `from` (port chosen by the kernel) to 127.0.0.1:`port`; connected() says whether it worked.
-  raw_connection(std::uint16_t port, const char* from = "127.0.0.1") {
+  // `receive_buffer` > 0 shrinks the socket's receive buffer (a reader that stops reading fills fast).
+  raw_connection(std::uint16_t port, const char* from = "127.0.0.1", int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) return;
+    if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     sockaddr_in local{};
     local.sin_family = AF_INET;
     ::inet_pton(AF_INET, from, &local.sin_addr);
