@@ -8,11 +8,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/buffers_to_string.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include "api/http/broadcaster.hpp"
+#include "api/http/websocket_frames.hpp"
 
 namespace fl::api {
 
@@ -24,45 +24,48 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 namespace {
 
 constexpr std::size_t replay_chunk = 100;
-constexpr std::size_t max_pongs_owed = 16;        // a client flooding pings gets no more answers than this at once
-constexpr std::size_t max_client_message = 4096;  // clients only ever send `ping`
+constexpr std::size_t max_controls_owed = 16;      // a client flooding pings gets no more answers than this at once
+constexpr std::size_t max_client_message = 4096;   // clients only ever send `ping`
+constexpr std::size_t max_frames_per_write = 256;  // frames gathered into one write
 constexpr std::uint16_t close_policy = 1008, close_server_error = 1011, close_going_away = 1001;
 // A change is published within moments of its inserted_at; ids the replay sent that were inserted
 // this long before the replay began may still arrive live and are dropped then.
 constexpr auto seam_window = std::chrono::minutes(1);
 constexpr std::size_t max_seam_ids = 200'000;
+// After its close frame the server waits this long for the client's before it closes the connection.
+constexpr auto close_handshake = std::chrono::seconds(2);
+
+constexpr auto op = [](ws::opcode o) { return static_cast<std::uint8_t>(o); };
 
 }  // namespace
 
 websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade upgrade, const websocket_limits& limits,
                                      broadcaster& hub, asio::thread_pool& replay_pool)
-    : ws_(std::move(stream)),
+    : stream_(std::move(stream)),
       upgrade_(std::move(upgrade)),
       limits_(limits),
       hub_(hub),
       replay_pool_(replay_pool),
-      wake_(ws_.get_executor()),
-      watch_(ws_.get_executor()) {}
+      wake_(stream_.get_executor()),
+      watch_(stream_.get_executor()) {}
 
 asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::string_body> request) {
   auto self = shared_from_this();
-  // Our own deadlines (watch()) replace the stream's: none for reads, since the client only pings.
-  ws_.set_option(websocket::stream_base::timeout{limits_.write_timeout, websocket::stream_base::none(), false});
-  ws_.set_option(websocket::stream_base::decorator(
-      [](websocket::response_type& res) { res.set(beast::http::field::server, "fieldline"); }));
-  ws_.read_message_max(max_client_message);
-  ws_.text(true);
-  ws_.control_callback([this](websocket::frame_type kind, beast::string_view) {
-    if (kind == websocket::frame_type::ping) last_ping_ = clock::now();
-  });
-  beast::get_lowest_layer(ws_).expires_after(limits_.write_timeout);
-  auto [accept_ec] = co_await ws_.async_accept(request, tuple_awaitable);
-  if (accept_ec) co_return;
-  beast::get_lowest_layer(ws_).expires_never();
+  {
+    // Beast validates the upgrade request and answers it (or refuses it with 400); the frames
+    // after it are ours (websocket_frames.hpp). No extension is offered, permessage-deflate included.
+    websocket::stream<beast::tcp_stream&> handshake(stream_);
+    handshake.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(beast::http::field::server, "fieldline"); }));
+    stream_.expires_after(limits_.write_timeout);
+    auto [accept_ec] = co_await handshake.async_accept(request, tuple_awaitable);
+    if (accept_ec) co_return;
+  }
+  stream_.expires_never();  // our own deadlines (watch()) from here
   last_ping_ = clock::now();
   replaying_ = upgrade_.replay != nullptr;
   if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
-  const auto executor = ws_.get_executor();
+  const auto executor = stream_.get_executor();
   asio::co_spawn(
       executor, [self]() -> asio::awaitable<void> { co_await self->read_loop(); }, asio::detached);
   asio::co_spawn(
@@ -105,12 +108,13 @@ void websocket_session::kick() {
   kicked_ = true;
   // The writer checks the queue on the strand right before it waits, so a cancel that runs before
   // its wait finds the queue non-empty there, and one that runs after ends the wait.
-  asio::post(ws_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
+  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
 }
 
 void websocket_session::cut() {
   beast::error_code ignored;
-  beast::get_lowest_layer(ws_).socket().close(ignored);
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
 }
 
 asio::awaitable<void> websocket_session::write_loop() {
@@ -119,46 +123,56 @@ asio::awaitable<void> websocket_session::write_loop() {
     if (!close_) close_ = closing{close_server_error, "the replay could not be read; reconnect", clock::now()};
   }
   replaying_ = false;
+  std::vector<const std::string*> frames;
   while (true) {
     std::deque<queued> batch;
-    std::size_t pongs = 0;
+    std::vector<control> controls;
     std::optional<closing> closing;
     {
       std::lock_guard lock(mutex_);
       batch.swap(queue_);
       queued_bytes_ = 0;
-      pongs = std::exchange(pongs_, 0);
+      controls.swap(controls_);
       closing = close_;
       kicked_ = false;
-      if (batch.empty() && pongs == 0 && !closing) wake_.expires_at(clock::time_point::max());
+      if (batch.empty() && controls.empty() && !closing) wake_.expires_at(clock::time_point::max());
     }
-    for (; pongs > 0; --pongs)
-      if (!co_await send("pong")) co_return;
     if (closing) {
-      if (closing->code == 0) co_return;  // the peer closed: Beast answered its close frame
-      writing_since_ = clock::now();
-      auto [ec] = co_await ws_.async_close(
-          websocket::close_reason(static_cast<websocket::close_code>(closing->code), closing->reason), tuple_awaitable);
+      if (closing->code == 0) co_return;  // the connection broke or the peer is gone
+      controls.push_back({op(ws::opcode::close), ws::close_payload(closing->code, closing->reason)});
+      if (!co_await send(controls, {}) || read_done_) co_return;
+      {
+        std::lock_guard lock(mutex_);
+        kicked_ = false;  // the read loop's end must wake the wait below
+      }
+      // The close handshake: the client answers with its close frame (the read loop then ends).
+      wake_.expires_after(close_handshake);
+      auto [ec] = co_await wake_.async_wait(tuple_awaitable);
       co_return;
     }
-    if (batch.empty()) {
+    if (batch.empty() && controls.empty()) {
       auto [ec] = co_await wake_.async_wait(tuple_awaitable);
       continue;
     }
-    for (const auto& entry : batch) {
-      if (seen_in_replay(entry.item)) continue;
-      if (!co_await send(*entry.frame)) co_return;
-    }
+    // Every frame queued since the last write goes out in one gathered write, up to a bound.
+    std::size_t next = 0;
+    do {
+      frames.clear();
+      for (; next < batch.size() && frames.size() < max_frames_per_write; ++next)
+        if (!seen_in_replay(batch[next].item)) frames.push_back(batch[next].frame.get());
+      if (!co_await send(controls, frames)) co_return;
+      controls.clear();
+    } while (next < batch.size());
   }
 }
 
 // Sends stored items inserted since `after`, a chunk at a time read on the replay pool. Live changes
 // queue up meanwhile. False when storage failed; true also when a close was asked for.
 asio::awaitable<bool> websocket_session::replay() {
-  const auto began = clock::now();
   const micros cut_off = now_micros() - std::chrono::duration_cast<std::chrono::microseconds>(seam_window).count();
-  replayed_recent_until_ = began + seam_window;
+  replayed_recent_until_ = clock::now() + seam_window;
   auto source = upgrade_.replay;
+  std::vector<const std::string*> frames;
   while (true) {
     auto chunk = co_await asio::co_spawn(
         replay_pool_,
@@ -168,16 +182,15 @@ asio::awaitable<bool> websocket_session::replay() {
         asio::use_awaitable);
     if (!chunk) co_return false;
     if (chunk->empty()) co_return true;
+    std::vector<control> controls;
+    {
+      std::lock_guard lock(mutex_);
+      if (close_) co_return true;
+      controls.swap(controls_);
+      kicked_ = false;
+    }
+    frames.clear();
     for (const auto& item : *chunk) {
-      std::size_t pongs = 0;
-      {
-        std::lock_guard lock(mutex_);
-        if (close_) co_return true;
-        pongs = std::exchange(pongs_, 0);
-        kicked_ = false;
-      }
-      for (; pongs > 0; --pongs)
-        if (!co_await send("pong")) co_return true;
       if (item.inserted_at >= cut_off) {
         if (replayed_recent_.size() >= max_seam_ids) {
           close_soon(close_policy,
@@ -186,8 +199,9 @@ asio::awaitable<bool> websocket_session::replay() {
         }
         replayed_recent_.insert(item.id);
       }
-      if (!co_await send(item.frame)) co_return true;
+      frames.push_back(&item.frame);
     }
+    if (!co_await send(controls, frames)) co_return true;
   }
 }
 
@@ -200,29 +214,99 @@ bool websocket_session::seen_in_replay(const uuid& item) {
   return replayed_recent_.erase(item) > 0;
 }
 
-asio::awaitable<bool> websocket_session::send(const std::string& frame) {
+asio::awaitable<bool> websocket_session::send(const std::vector<control>& controls,
+                                              const std::vector<const std::string*>& frames) {
+  if (controls.empty() && frames.empty()) co_return true;
+  std::vector<ws::frame_header> headers;
+  headers.reserve(controls.size() + frames.size());
+  std::vector<asio::const_buffer> buffers;
+  buffers.reserve(2 * (controls.size() + frames.size()));
+  const auto add = [&](ws::opcode o, const std::string& payload) {
+    headers.push_back(ws::server_header(o, payload.size()));
+    buffers.emplace_back(headers.back().bytes.data(), headers.back().size);
+    if (!payload.empty()) buffers.emplace_back(payload.data(), payload.size());
+  };
+  for (const auto& c : controls) add(static_cast<ws::opcode>(c.op), c.payload);
+  for (const auto* f : frames) add(ws::opcode::text, *f);
   writing_since_ = clock::now();
-  auto [ec, n] = co_await ws_.async_write(asio::buffer(frame), tuple_awaitable);
+  auto [ec, n] = co_await asio::async_write(stream_.socket(), buffers, tuple_awaitable);
   writing_since_.reset();
   co_return !ec;
 }
 
 asio::awaitable<void> websocket_session::read_loop() {
-  beast::flat_buffer buffer;
+  std::string pending;
+  std::array<char, 4096> chunk;
   while (true) {
-    auto [ec, n] = co_await ws_.async_read(buffer, tuple_awaitable);
-    if (ec) break;  // closed by the peer, broken, or a message over the limit (Beast closes with 1009)
-    if (ws_.got_text() && beast::buffers_to_string(buffer.data()) == "ping") {
-      last_ping_ = clock::now();
-      std::lock_guard lock(mutex_);
-      if (pongs_ < max_pongs_owed) ++pongs_;
-      kick();
+    auto parsed = ws::parse_client_frame(pending, max_client_message);
+    if (parsed.error != 0) {
+      close_soon(parsed.error, parsed.error == 1009 ? "message too big" : "protocol error");
+      break;
     }
-    buffer.consume(buffer.size());
+    if (parsed.frame) {
+      pending.erase(0, parsed.consumed);
+      if (!on_client_frame(static_cast<std::uint8_t>(parsed.frame->op), parsed.frame->fin,
+                           std::move(parsed.frame->payload)))
+        break;
+      continue;
+    }
+    auto [ec, n] = co_await stream_.socket().async_read_some(asio::buffer(chunk), tuple_awaitable);
+    if (ec) break;  // closed, reset, or cut by the writer
+    pending.append(chunk.data(), n);
   }
+  read_done_ = true;
   std::lock_guard lock(mutex_);
   if (!close_) close_ = closing{0, {}, clock::now()};
-  kick();
+  kick();  // also ends the writer's wait for the client's close frame
+}
+
+// False when the client closed (the session answers with its close frame and ends).
+bool websocket_session::on_client_frame(std::uint8_t code, bool fin, std::string payload) {
+  switch (static_cast<ws::opcode>(code)) {
+    case ws::opcode::close: {
+      // Answer with the client's code (1000 when it gave none), as RFC 6455 asks.
+      std::uint16_t echo = 1000;
+      if (payload.size() >= 2)
+        echo = static_cast<std::uint16_t>((static_cast<std::uint8_t>(payload[0]) << 8) |
+                                          static_cast<std::uint8_t>(payload[1]));
+      read_done_ = true;
+      close_soon(echo, {});
+      return false;
+    }
+    case ws::opcode::ping: {
+      last_ping_ = clock::now();
+      std::lock_guard lock(mutex_);
+      if (controls_.size() < max_controls_owed) controls_.push_back({op(ws::opcode::pong), std::move(payload)});
+      kick();
+      return true;
+    }
+    case ws::opcode::pong:
+      return true;
+    case ws::opcode::text:
+    case ws::opcode::binary:
+      if (in_message_) {
+        close_soon(1002, "protocol error");
+        return false;
+      }
+      message_ = std::move(payload);
+      in_message_ = !fin;
+      break;
+    case ws::opcode::continuation:
+      if (!in_message_ || message_.size() + payload.size() > max_client_message) {
+        close_soon(in_message_ ? 1009 : 1002, in_message_ ? "message too big" : "protocol error");
+        return false;
+      }
+      message_ += payload;
+      in_message_ = !fin;
+      break;
+  }
+  if (!in_message_ && message_ == "ping") {
+    last_ping_ = clock::now();
+    std::lock_guard lock(mutex_);
+    if (controls_.size() < max_controls_owed) controls_.push_back({op(ws::opcode::text), "pong"});
+    kick();
+  }
+  return true;
 }
 
 // Once per tick: the ping deadline, and writes (or a close) that no longer move.

@@ -18,7 +18,6 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <boost/beast/websocket/stream.hpp>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -26,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "api/http/socket_upgrade.hpp"
 
@@ -64,16 +64,24 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     clock::time_point asked_at;
   };
 
+  struct control {  // a frame the session owes: pong (text or protocol) or its close
+    std::uint8_t op;
+    std::string payload;
+  };
+
   boost::asio::awaitable<void> write_loop();
   boost::asio::awaitable<bool> replay();
-  boost::asio::awaitable<bool> send(const std::string& frame);
+  // Sends owed control frames, then `frames` (text), as one gathered write. False when it broke.
+  boost::asio::awaitable<bool> send(const std::vector<control>& controls,
+                                    const std::vector<const std::string*>& frames);
   boost::asio::awaitable<void> read_loop();
+  [[nodiscard]] bool on_client_frame(std::uint8_t op, bool fin, std::string payload);
   boost::asio::awaitable<void> watch();
   void kick();  // under mutex_: wake the writer
   [[nodiscard]] bool seen_in_replay(const uuid& item);
   void cut();  // closes the TCP connection at once
 
-  boost::beast::websocket::stream<boost::beast::tcp_stream> ws_;
+  boost::beast::tcp_stream stream_;
   socket_upgrade upgrade_;
   const websocket_limits& limits_;
   broadcaster& hub_;
@@ -84,13 +92,16 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   std::mutex mutex_;  // guards the fields up to `kicked_`
   std::deque<queued> queue_;
   std::size_t queued_bytes_ = 0;
-  std::size_t pongs_ = 0;  // `pong` answers owed
+  std::vector<control> controls_;  // answers owed (bounded)
   std::optional<closing> close_;
   bool kicked_ = false;
 
   // Only on the socket's strand:
   bool replaying_ = false;
   bool done_ = false;
+  bool read_done_ = false;
+  std::string message_;  // a fragmented client message being assembled
+  bool in_message_ = false;
   clock::time_point last_ping_;
   std::optional<clock::time_point> writing_since_;
   std::set<uuid> replayed_recent_;  // ids the replay sent that may still arrive live
