@@ -195,6 +195,67 @@ TEST_F(websockets, permessage_deflate_is_not_negotiated) {
   EXPECT_EQ(answer.head.find("permessage-deflate"), std::string::npos) << answer.head;
 }
 
+// A raw connection upgraded to a device socket, for frames no well-behaved client would send.
+class raw_websocket : public websockets {
+ protected:
+  void SetUp() override {
+    websockets::SetUp();
+    conn_ = std::make_unique<raw_connection>(server_->port());
+    ASSERT_TRUE(conn_->send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
+                            "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"));
+    ASSERT_EQ(conn_->read_response(5s).status, 101);
+  }
+  // A client frame (masked unless told otherwise) with a payload under 126 bytes.
+  static std::string frame(std::uint8_t first, std::string_view payload, bool masked = true) {
+    std::string out{static_cast<char>(first), static_cast<char>((masked ? 0x80 : 0) | payload.size())};
+    const char mask[4] = {1, 2, 3, 4};
+    if (masked) out.append(mask, 4);
+    for (std::size_t i = 0; i < payload.size(); ++i)
+      out.push_back(masked ? static_cast<char>(payload[i] ^ mask[i % 4]) : payload[i]);
+    return out;
+  }
+  // The close code of the close frame the server sends next (0: none came).
+  int close_code() {
+    auto head = conn_->read_bytes(2, 5s);
+    if (head.size() < 2 || static_cast<unsigned char>(head[0]) != 0x88) return 0;
+    auto body = conn_->read_bytes(static_cast<unsigned char>(head[1]) & 0x7F, 5s);
+    return body.size() >= 2 ? (static_cast<unsigned char>(body[0]) << 8) | static_cast<unsigned char>(body[1]) : 0;
+  }
+  std::unique_ptr<raw_connection> conn_;
+};
+
+TEST_F(raw_websocket, a_protocol_ping_is_answered_with_a_pong_carrying_its_payload) {
+  ASSERT_TRUE(conn_->send(frame(0x89, "hi")));
+  EXPECT_EQ(conn_->read_bytes(4, 5s), std::string("\x8A\x02hi", 4));
+}
+
+TEST_F(raw_websocket, a_fragmented_text_ping_is_answered_with_pong) {
+  ASSERT_TRUE(conn_->send(frame(0x01, "pi") + frame(0x89, "") + frame(0x80, "ng")));
+  // The control frame in the middle is answered first, then the reassembled message.
+  EXPECT_EQ(conn_->read_bytes(2, 5s), std::string("\x8A\x00", 2));
+  EXPECT_EQ(conn_->read_bytes(6, 5s), std::string("\x81\x04pong", 6));
+}
+
+TEST_F(raw_websocket, an_unmasked_frame_closes_the_socket_with_1002) {
+  ASSERT_TRUE(conn_->send(frame(0x81, "ping", false)));
+  EXPECT_EQ(close_code(), 1002);
+  EXPECT_TRUE(conn_->wait_closed(10s));
+}
+
+TEST_F(raw_websocket, a_message_over_4_kib_closes_the_socket_with_1009) {
+  std::string big{static_cast<char>(0x81), static_cast<char>(0x80 | 126), 0x20, 0x00};  // 8 KiB announced
+  ASSERT_TRUE(conn_->send(big));
+  EXPECT_EQ(close_code(), 1009);
+  EXPECT_TRUE(conn_->wait_closed(10s));
+}
+
+TEST_F(raw_websocket, a_client_close_is_answered_with_its_code_and_the_connection_ends) {
+  ASSERT_TRUE(conn_->send(frame(0x88, std::string("\x0F\xA0", 2))));  // 4000
+  EXPECT_EQ(close_code(), 4000);
+  EXPECT_TRUE(conn_->wait_closed(10s));
+}
+
 class websocket_deadlines : public websockets {
  protected:
   [[nodiscard]] api::server_limits limits() const override {

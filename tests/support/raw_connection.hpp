@@ -92,6 +92,16 @@ class raw_connection {
     return out;
   }
 
+  // The next `n` bytes (after any response read before); fewer when the connection ended or time ran out.
+  std::string read_bytes(std::size_t n, std::chrono::milliseconds within) {
+    const auto deadline = clock::now() + within;
+    while (pending_.size() < n)
+      if (!fill(deadline)) break;
+    std::string out = pending_.substr(0, std::min(n, pending_.size()));
+    pending_.erase(0, out.size());
+    return out;
+  }
+
   // Waits until the server closes the connection (end of stream or reset), discarding what it sends
   // meanwhile. False when it is still open after `within`.
   bool wait_closed(std::chrono::milliseconds within) {
