@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -202,6 +203,7 @@ struct push_run {
 // 10-15 % with no subscriber at all: the second is slower.)
 struct push_phases {
   push_run before, with, after;
+  std::size_t expected_frames = 0;  // what the subscribers of the run with them should get
 };
 
 push_phases measure(std::size_t packets, std::size_t connections, std::size_t device_count, std::size_t subscribers) {
@@ -262,20 +264,31 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
   out.before = phase(nullptr);
   {
     subscriber_set subs;
+    // How many sockets follow each device (either stream): every packet is one frame to each, its
+    // reading (one per packet with this parser) one more to each readings socket.
+    std::vector<std::size_t> followers(device_count, 0);
+    const auto follow = [&](const std::function<bool(std::size_t)>& device_matches) {
+      for (std::size_t d = 0; d < device_count; ++d)
+        if (device_matches(d)) ++followers[d];
+    };
     for (std::size_t s = 0; s < subscribers; ++s) {
       const std::string stream = s % 2 == 0 ? "packets" : "readings";
       std::string path;
       if (s % 100 == 99) {
         path = "/api/v1/" + stream + "/socket";
+        follow([](std::size_t) { return true; });
       } else if (s % 100 >= 90) {
         path = "/api/v1/tags/" + folders[s % folder_count] + "/" + stream + "/socket";
+        follow([&](std::size_t d) { return d % folder_count == s % folder_count; });
       } else {
         path = "/api/v1/devices/" + devices[s % device_count] + "/" + stream + "/socket";
+        follow([&](std::size_t d) { return d == s % device_count; });
       }
       if (!subs.open(server.port(), path, key)) throw std::runtime_error("a subscriber could not connect: " + path);
     }
     subs.start();
     out.with = phase(&subs);
+    for (std::size_t i = 0; i < packets; ++i) out.expected_frames += followers[i % device_count];
   }
   out.after = phase(nullptr);
   return out;
@@ -301,6 +314,9 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
                                              {"ingested_per_s_with", with.ingested_per_s},
                                              {"with_vs_without", ratio},
                                              {"frames", with.frames},
+                                             {"frames_expected", phases.expected_frames},
+                                             {"frames_missing", static_cast<std::int64_t>(phases.expected_frames) -
+                                                                    static_cast<std::int64_t>(with.frames)},
                                              {"frames_per_s", with.frames_per_s},
                                              {"packet_frames_timed", lat.latencies_ms.size()},
                                              {"latency_p50_ms", lat.percentile_ms(0.5)},
@@ -321,7 +337,8 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
                 without_per_s, phases.before.ingested_per_s, phases.after.ingested_per_s);
     std::printf("  ingested with subscribers            %11.0f packets/s\n", with.ingested_per_s);
     std::printf("  with / without                      %12.3f   (target 0.90)\n", ratio);
-    std::printf("  frames delivered                     %11zu  (%.0f frames/s)\n", with.frames, with.frames_per_s);
+    std::printf("  frames delivered                     %11zu of %zu  (%.0f frames/s)\n", with.frames,
+                phases.expected_frames, with.frames_per_s);
     std::printf("  ingest-to-frame latency (packets)    p50 %.1f ms  p99 %.1f ms  max %.1f ms  (target p99 < 20 ms)\n",
                 lat.percentile_ms(0.5), lat.percentile_ms(0.99), lat.percentile_ms(1.0));
     std::printf("  server CPU per packet (this process)  %.0f us without, %.0f us with subscribers\n",
@@ -330,7 +347,7 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
                 with.accept_p99_ms);
     if (with.closed > 0) std::printf("  sockets closed by the server          %11zu\n", with.closed);
   }
-  return failures == 0 && with.closed == 0 ? 0 : 1;
+  return failures == 0 && with.closed == 0 && with.frames == phases.expected_frames ? 0 : 1;
 }
 
 }  // namespace
