@@ -62,6 +62,10 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
     if (accept_ec) co_return;
   }
   stream_.expires_never();  // our own deadlines (watch()) from here
+  // Frames are small and follow each other: without this, Nagle's algorithm holds a frame back until
+  // the previous one is acknowledged, and the client's delayed ACK makes that up to 40 ms.
+  beast::error_code ignored;
+  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
   last_ping_ = clock::now();
   replaying_ = upgrade_.replay != nullptr;
   if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
