@@ -83,9 +83,9 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     if (handlers_.on_open) handlers_.on_open();
     if (!outgoing_.empty()) write_next();
     if (ping_every_.count() > 0)
-      asio::co_spawn(
-          strand_, [self = shared_from_this()]() -> asio::awaitable<void> { co_await self->ping_loop(); },
-          asio::detached);
+      // `self` as a coroutine parameter, not a lambda capture: GCC 12 mishandles lambda temporaries
+      // capturing a shared_ptr inside a coroutine (see websocket_session.cpp).
+      asio::co_spawn(strand_, ping_loop(shared_from_this()), asio::detached);
     beast::flat_buffer buffer;
     while (true) {
       auto [ec, n] = co_await ws_.async_read(buffer, tuple_awaitable);
@@ -105,7 +105,7 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     }
   }
 
-  asio::awaitable<void> ping_loop() {
+  asio::awaitable<void> ping_loop([[maybe_unused]] std::shared_ptr<client> self) {
     while (open_ && !closing_) {
       pinger_.expires_after(ping_every_);
       auto [ec] = co_await pinger_.async_wait(tuple_awaitable);

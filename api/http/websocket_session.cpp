@@ -70,10 +70,11 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
   replaying_ = upgrade_.replay != nullptr;
   if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
   const auto executor = stream_.get_executor();
-  asio::co_spawn(
-      executor, [self]() -> asio::awaitable<void> { co_await self->read_loop(); }, asio::detached);
-  asio::co_spawn(
-      executor, [self]() -> asio::awaitable<void> { co_await self->watch(); }, asio::detached);
+  // The session's own pointer travels as a coroutine parameter (copied into the frame): GCC 12
+  // mishandles lambda temporaries that capture a shared_ptr inside a coroutine (it destroyed such a
+  // capture twice in replay(): a use after free an outside probe hit).
+  asio::co_spawn(executor, read_loop(self), asio::detached);
+  asio::co_spawn(executor, watch(self), asio::detached);
   try {
     co_await write_loop();
   } catch (const std::exception& e) {
@@ -131,19 +132,19 @@ asio::awaitable<void> websocket_session::write_loop() {
   while (true) {
     std::deque<queued> batch;
     std::vector<control> controls;
-    std::optional<closing> closing;
+    std::optional<closing> close_now;
     {
       std::lock_guard lock(mutex_);
       batch.swap(queue_);
       queued_bytes_ = 0;
       controls.swap(controls_);
-      closing = close_;
+      close_now = close_;
       kicked_ = false;
-      if (batch.empty() && controls.empty() && !closing) wake_.expires_at(clock::time_point::max());
+      if (batch.empty() && controls.empty() && !close_now) wake_.expires_at(clock::time_point::max());
     }
-    if (closing) {
-      if (closing->code == 0) co_return;  // the connection broke or the peer is gone
-      controls.push_back({op(ws::opcode::close), ws::close_payload(closing->code, closing->reason)});
+    if (close_now) {
+      if (close_now->code == 0) co_return;  // the connection broke or the peer is gone
+      controls.push_back({op(ws::opcode::close), ws::close_payload(close_now->code, close_now->reason)});
       if (!co_await send(controls, {}) || read_done_) co_return;
       {
         std::lock_guard lock(mutex_);
@@ -151,11 +152,11 @@ asio::awaitable<void> websocket_session::write_loop() {
       }
       // The close handshake: the client answers with its close frame (the read loop then ends).
       wake_.expires_after(close_handshake);
-      auto [ec] = co_await wake_.async_wait(tuple_awaitable);
+      co_await wake_.async_wait(tuple_awaitable);
       co_return;
     }
     if (batch.empty() && controls.empty()) {
-      auto [ec] = co_await wake_.async_wait(tuple_awaitable);
+      co_await wake_.async_wait(tuple_awaitable);
       continue;
     }
     // Every frame queued since the last write goes out in one gathered write, up to a bound.
@@ -175,15 +176,15 @@ asio::awaitable<void> websocket_session::write_loop() {
 asio::awaitable<bool> websocket_session::replay() {
   const micros cut_off = now_micros() - std::chrono::duration_cast<std::chrono::microseconds>(seam_window).count();
   replayed_recent_until_ = clock::now() + seam_window;
-  auto source = upgrade_.replay;
+  replay_source* const source = upgrade_.replay.get();
   std::vector<const std::string*> frames;
   while (true) {
-    auto chunk = co_await asio::co_spawn(
-        replay_pool_,
-        [source]() -> asio::awaitable<std::optional<std::vector<replayed_item>>> {
-          co_return source->next(replay_chunk);
-        },
-        asio::use_awaitable);
+    // A named lambda capturing a plain pointer (the source lives in upgrade_): see run() on GCC 12.
+    replay_source* from = source;
+    const auto read_chunk = [from]() -> asio::awaitable<std::optional<std::vector<replayed_item>>> {
+      co_return from->next(replay_chunk);
+    };
+    auto chunk = co_await asio::co_spawn(replay_pool_, read_chunk, asio::use_awaitable);
     if (!chunk) co_return false;
     if (chunk->empty()) co_return true;
     std::vector<control> controls;
@@ -238,7 +239,7 @@ asio::awaitable<bool> websocket_session::send(const std::vector<control>& contro
   co_return !ec;
 }
 
-asio::awaitable<void> websocket_session::read_loop() {
+asio::awaitable<void> websocket_session::read_loop([[maybe_unused]] std::shared_ptr<websocket_session> self) {
   std::string pending;
   std::array<char, 4096> chunk;
   while (true) {
@@ -314,11 +315,11 @@ bool websocket_session::on_client_frame(std::uint8_t code, bool fin, std::string
 }
 
 // Once per tick: the ping deadline, and writes (or a close) that no longer move.
-asio::awaitable<void> websocket_session::watch() {
+asio::awaitable<void> websocket_session::watch([[maybe_unused]] std::shared_ptr<websocket_session> self) {
   const auto tick = std::min<clock::duration>(std::chrono::seconds(1), limits_.ping_timeout / 4);
   while (!done_) {
     watch_.expires_after(tick);
-    auto [ec] = co_await watch_.async_wait(tuple_awaitable);
+    co_await watch_.async_wait(tuple_awaitable);
     if (done_) break;
     const auto now = clock::now();
     if (now - last_ping_ > limits_.ping_timeout)

@@ -74,9 +74,10 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   // Sends owed control frames, then `frames` (text), as one gathered write. False when it broke.
   boost::asio::awaitable<bool> send(const std::vector<control>& controls,
                                     const std::vector<const std::string*>& frames);
-  boost::asio::awaitable<void> read_loop();
+  // `self` keeps the session alive while the coroutine runs.
+  boost::asio::awaitable<void> read_loop(std::shared_ptr<websocket_session> self);
   [[nodiscard]] bool on_client_frame(std::uint8_t op, bool fin, std::string payload);
-  boost::asio::awaitable<void> watch();
+  boost::asio::awaitable<void> watch(std::shared_ptr<websocket_session> self);
   void kick();  // under mutex_: wake the writer
   [[nodiscard]] bool seen_in_replay(const uuid& item);
   void cut();  // closes the TCP connection at once
