@@ -1,5 +1,6 @@
 #include "core/time.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,16 @@ namespace fl {
 micros now_micros() {
   using namespace std::chrono;
   return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+micros unique_now_micros() {
+  static std::atomic<micros> last{0};
+  const micros now = now_micros();
+  micros seen = last.load(std::memory_order_relaxed);
+  while (true) {
+    const micros next = std::max(now, seen + 1);
+    if (last.compare_exchange_weak(seen, next, std::memory_order_relaxed)) return next;
+  }
 }
 
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {

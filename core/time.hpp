@@ -10,6 +10,10 @@ namespace fl {
 using micros = std::int64_t;
 
 [[nodiscard]] micros now_micros();
+// The clock too, but never the same value twice in this process (and never going back): the
+// inserted_at of stored items, so that `?after=<inserted_at of the last item seen>` skips nothing
+// that arrived in the same microsecond.
+[[nodiscard]] micros unique_now_micros();
 // ISO 8601 UTC with microseconds and `Z`: 2024-08-13T13:11:04.080107Z
 [[nodiscard]] std::string format_iso(micros t);
 // Accepts what clients send (wire-contract.md): ISO 8601 with `Z`, an offset (`+02:00`, `+0200`),

@@ -1,5 +1,6 @@
 #include "pipeline/parse_records.hpp"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "core/crypto.hpp"
@@ -79,7 +80,7 @@ std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outc
     n.id = uuid::random();
     n.packet = origin.packet;
     n.measured_at = r.measured_at.value_or(origin.transceived_at);
-    n.inserted_at = origin.inserted_at;
+    n.inserted_at = std::max(origin.inserted_at, unique_now_micros());  // unique: see unique_now_micros
     json::value location = nullptr;
     if (r.location)
       location = json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};

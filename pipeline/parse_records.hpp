@@ -24,7 +24,7 @@ struct reading_origin {
   uuid packet;
   uuid parser;
   micros transceived_at = 0;
-  micros inserted_at = 0;  // store time, the same for every reading of one commit
+  micros inserted_at = 0;  // store time; each reading gets its own, unique, not earlier than this
 };
 
 // A reading as the API shows it and storage keeps it, for `r`'s id, packet and times.

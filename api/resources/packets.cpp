@@ -198,7 +198,7 @@ http_response create_packet(request_context& ctx) {
   if (!device) return error_response(device.error());
   auto body = parse_wrapped_body(ctx.request.body, "packet");
   if (!body) return error_response(body.error());
-  const micros now = now_micros();
+  const micros now = unique_now_micros();  // inserted_at: unique, see unique_now_micros
   json::object doc{{"id", nullptr},          {"device_id", device->at("id")}, {"interface_id", nullptr},
                    {"packet_type", nullptr}, {"payload_encoding", nullptr},   {"payload", nullptr},
                    {"meta", json::object{}}, {"transceived_at", nullptr},     {"inserted_at", format_iso(now)},

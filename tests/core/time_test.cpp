@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+#include <vector>
+
 namespace fl {
 
 constexpr micros t_2024_08_13 = 1723554664080107;  // 2024-08-13T13:11:04.080107Z
@@ -38,6 +42,30 @@ TEST(time, leap_days_are_valid) {
 TEST(time, format_and_parse_round_trip) {
   const micros now = now_micros();
   EXPECT_EQ(parse_timestamp(format_iso(now)), now);
+}
+
+}  // namespace fl
+
+namespace fl {
+
+// Stored items get their inserted_at from here: two in one microsecond (a parse commit's readings,
+// concurrent creates) must still differ, or `?after=<last seen>` would skip one.
+TEST(time, unique_now_never_repeats_a_value_even_across_threads) {
+  std::vector<std::vector<micros>> seen(4);
+  std::vector<std::thread> threads;
+  for (auto& mine : seen)
+    threads.emplace_back([&mine] {
+      for (int i = 0; i < 20'000; ++i) mine.push_back(unique_now_micros());
+    });
+  for (auto& t : threads) t.join();
+  std::vector<micros> all;
+  for (const auto& mine : seen) {
+    for (std::size_t i = 1; i < mine.size(); ++i) EXPECT_LT(mine[i - 1], mine[i]);
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  EXPECT_GE(unique_now_micros(), now_micros() - 1'000'000);  // the clock, not a counter from zero
 }
 
 }  // namespace fl

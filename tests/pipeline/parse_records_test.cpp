@@ -51,3 +51,24 @@ TEST(profile_writes, beyond_the_bounds_are_refused_and_noted_on_the_packet) {
 }
 
 }  // namespace fl::testing
+
+namespace fl::testing {
+
+// Readings of one packet (and of one commit) used to share inserted_at: a client resuming with
+// `?after=<inserted_at of the last reading seen>` would skip the others.
+TEST(readings_of, every_reading_gets_its_own_inserted_at_not_before_the_commits) {
+  sandbox::parse_outcome outcome;
+  outcome.readings.resize(3);
+  const pipeline::reading_origin origin{uuid::random(), uuid::random(), uuid::random(), 1000, now_micros()};
+  const auto readings = pipeline::readings_of(outcome, origin);
+  ASSERT_EQ(readings.size(), 3u);
+  for (std::size_t i = 0; i < readings.size(); ++i) {
+    EXPECT_GE(readings[i].inserted_at, origin.inserted_at);
+    if (i > 0) {
+      EXPECT_LT(readings[i - 1].inserted_at, readings[i].inserted_at);
+    }
+    EXPECT_EQ(readings[i].doc.at("inserted_at"), json::value(format_iso(readings[i].inserted_at)));
+  }
+}
+
+}  // namespace fl::testing
