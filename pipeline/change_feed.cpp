@@ -17,6 +17,7 @@ constexpr change_kind all_kinds[] = {
     change_kind::packet_added,   change_kind::packet_updated,    change_kind::packet_deleted,
     change_kind::reading_added,  change_kind::readings_replaced, change_kind::device_changed,
     change_kind::device_deleted, change_kind::folder_deleted,    change_kind::mandate_deleted,
+    change_kind::key_changed,
 };
 
 std::optional<uuid> uuid_field(const json::object& o, std::string_view key) {
@@ -130,6 +131,8 @@ std::string_view change_kind_name(change_kind kind) {
       return "folder_deleted";
     case change_kind::mandate_deleted:
       return "mandate_deleted";
+    case change_kind::key_changed:
+      return "key_changed";
   }
   return "unknown";
 }

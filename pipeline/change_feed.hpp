@@ -30,6 +30,7 @@ enum class change_kind : std::uint8_t {
   device_deleted,     // with everything it held; `folders` are the ones it was in
   folder_deleted,     // `folders` holds the folder
   mandate_deleted,    // with everything it held
+  key_changed,        // an API key was edited or deleted (`item`): what it may see may have changed
 };
 
 [[nodiscard]] std::string_view change_kind_name(change_kind kind);

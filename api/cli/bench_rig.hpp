@@ -43,6 +43,7 @@ class bench_server {
     api::server_limits limits;
     limits.max_connections = 4096;  // bench push holds 1,000 websockets besides the load's connections
     limits.max_connections_per_address = limits.max_connections;
+    limits.websocket.max_sockets = limits.websocket.max_sockets_per_mandate = 2048;  // bench push: 1,000 of one mandate
     return limits;
   }
   [[nodiscard]] api::app_context& app() { return *app_; }

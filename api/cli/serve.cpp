@@ -84,6 +84,10 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.limits.websocket.queue_bytes = v.to_number<std::size_t>();
     else if (key == "websocket_ping_timeout_s")
       options.limits.websocket.ping_timeout = seconds(v);
+    else if (key == "websocket_max_sockets")
+      options.limits.websocket.max_sockets = v.to_number<std::size_t>();
+    else if (key == "websocket_max_sockets_per_mandate")
+      options.limits.websocket.max_sockets_per_mandate = v.to_number<std::size_t>();
     else if (key == "websocket_write_timeout_s")
       options.limits.websocket.write_timeout = seconds(v);
     else if (key == "parse_threads")

@@ -16,11 +16,11 @@ namespace {
 
 constexpr std::size_t read_batch = 1024;
 constexpr std::chrono::milliseconds read_wait{100};  // how often the thread looks at stop_ when idle
-constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_try_again_later = 1013;
+constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_policy = 1008, close_try_again_later = 1013;
 
 }  // namespace
 
-broadcaster::broadcaster(pipeline::change_feed& feed) : feed_(feed) {
+broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits) : feed_(feed), limits_(limits) {
   const std::uint64_t from = feed_.head();  // sockets see what is published from now on
   thread_ = std::thread([this, from] {
     name_this_thread("fl-broadcast");
@@ -42,6 +42,29 @@ broadcaster::broadcaster(pipeline::change_feed& feed) : feed_(feed) {
 broadcaster::~broadcaster() {
   stop_ = true;
   thread_.join();
+}
+
+broadcaster::slot::~slot() {
+  if (owner_) owner_->release(mandate_);
+}
+
+std::optional<broadcaster::slot> broadcaster::reserve(const uuid& mandate) {
+  std::lock_guard lock(mutex_);
+  auto& mine = reserved_per_mandate_[mandate];
+  if (closing_ || reserved_ >= limits_.max_sockets || mine >= limits_.max_sockets_per_mandate) {
+    if (mine == 0) reserved_per_mandate_.erase(mandate);
+    return std::nullopt;
+  }
+  ++reserved_;
+  ++mine;
+  return std::optional<slot>(std::in_place, *this, mandate);
+}
+
+void broadcaster::release(const uuid& mandate) {
+  std::lock_guard lock(mutex_);
+  --reserved_;
+  if (auto it = reserved_per_mandate_.find(mandate); it != reserved_per_mandate_.end() && --it->second == 0)
+    reserved_per_mandate_.erase(it);
 }
 
 bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
@@ -102,6 +125,9 @@ void broadcaster::deliver(const change& c) {
     case change_kind::mandate_deleted:
       close_matching(c.mandate, std::nullopt, close_normal, "mandate deleted");
       return;
+    case change_kind::key_changed:
+      close_key(c.item);
+      return;
     case change_kind::packet_updated:
     case change_kind::packet_deleted:
     case change_kind::readings_replaced:
@@ -115,6 +141,14 @@ void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& 
   auto it = sessions_.find(k);
   if (it == sessions_.end()) return;
   for (const auto& s : it->second) s->offer(frame, item);
+}
+
+// Rare (an operator edits or deletes a key): every socket is looked at.
+void broadcaster::close_key(const uuid& api_key) {
+  std::lock_guard lock(mutex_);
+  for (auto& [k, list] : sessions_)
+    for (auto& s : list)
+      if (s->filter().key == api_key) s->close_soon(close_policy, "the key was changed or revoked; reconnect");
 }
 
 void broadcaster::close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only,

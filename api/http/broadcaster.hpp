@@ -13,9 +13,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "api/http/socket_upgrade.hpp"
@@ -27,11 +29,28 @@ class websocket_session;
 
 class broadcaster {
  public:
-  explicit broadcaster(pipeline::change_feed& feed);
+  // A socket's place in the budget (websocket_limits::max_sockets, max_sockets_per_mandate), held
+  // from before the handshake until the session is gone.
+  class slot {
+   public:
+    slot(broadcaster& owner, const uuid& mandate) : owner_(&owner), mandate_(mandate) {}
+    slot(slot&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), mandate_(other.mandate_) {}
+    slot& operator=(slot&&) = delete;
+    slot(const slot&) = delete;
+    ~slot();
+
+   private:
+    broadcaster* owner_;
+    uuid mandate_;
+  };
+
+  broadcaster(pipeline::change_feed& feed, const websocket_limits& limits);
   ~broadcaster();
   broadcaster(const broadcaster&) = delete;
   broadcaster& operator=(const broadcaster&) = delete;
 
+  // nullopt when the socket would pass the budget (the upgrade then gets 503).
+  [[nodiscard]] std::optional<slot> reserve(const uuid& mandate);
   // From the moment this returns, every change matching the session's filter is offered to it.
   // False once closing: the session should close (1001).
   [[nodiscard]] bool join(const std::shared_ptr<websocket_session>& session);
@@ -49,8 +68,14 @@ class broadcaster {
   void close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only, std::uint16_t code,
                       const std::string& reason);
 
+  void release(const uuid& mandate);
+  void close_key(const uuid& api_key);
+
   pipeline::change_feed& feed_;
+  const websocket_limits& limits_;
   mutable std::mutex mutex_;
+  std::size_t reserved_ = 0;
+  std::map<uuid, std::size_t> reserved_per_mandate_;
   std::map<key, std::vector<std::shared_ptr<websocket_session>>> sessions_;
   std::size_t count_ = 0;
   bool closing_ = false;

@@ -133,12 +133,15 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
           asio::use_awaitable);
     }
     if (answer.upgrade) {
-      if (!shared_.sockets || shared_.stopping) {
-        answer = error_response({503, "websockets are not available now"});
+      auto slot = shared_.sockets && !shared_.stopping ? shared_.sockets->reserve(answer.upgrade->filter.mandate)
+                                                       : std::nullopt;
+      if (!slot) {
+        answer =
+            error_response({503, "too many websockets are open (on this server or for this mandate); retry later"});
       } else {
         // The connection becomes a websocket; this session is done with it.
-        auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, limits.websocket,
-                                                          *shared_.sockets, shared_.writers);
+        auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, std::move(*slot),
+                                                          limits.websocket, *shared_.sockets, shared_.writers);
         co_await socket->run(parser.release());
         co_return;
       }

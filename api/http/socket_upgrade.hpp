@@ -25,6 +25,7 @@ struct socket_filter {
   socket_scope scope = socket_scope::device;
   uuid target;  // the device or folder (nil for the mandate scope)
   socket_stream stream = socket_stream::packets;
+  uuid key;  // the API key it was opened with: editing or deleting the key closes the socket
 };
 
 // One stored item of a replay, as the frame the socket sends.
@@ -58,6 +59,11 @@ struct websocket_limits {
   std::size_t queue_bytes = 16u << 20;             // ... or 16 MiB, whichever comes first
   std::chrono::milliseconds ping_timeout{60'000};  // default 60 s without a ping closes the socket
   std::chrono::seconds write_timeout{30};          // default 30 s for one frame (or the close) to go out
+  // Websockets are never idle, so the connection cap cannot make room by closing one: they get a
+  // budget of their own. Default: at most 512 open in all (half the default connection cap) and 256
+  // per mandate; past either, an upgrade gets 503.
+  std::size_t max_sockets = 512;
+  std::size_t max_sockets_per_mandate = 256;
 };
 
 struct socket_upgrade {

@@ -39,10 +39,11 @@ constexpr auto op = [](ws::opcode o) { return static_cast<std::uint8_t>(o); };
 
 }  // namespace
 
-websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade upgrade, const websocket_limits& limits,
-                                     broadcaster& hub, asio::thread_pool& replay_pool)
+websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade upgrade, broadcaster::slot slot,
+                                     const websocket_limits& limits, broadcaster& hub, asio::thread_pool& replay_pool)
     : stream_(std::move(stream)),
       upgrade_(std::move(upgrade)),
+      slot_(std::move(slot)),
       limits_(limits),
       hub_(hub),
       replay_pool_(replay_pool),

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "api/http/broadcaster.hpp"
 #include "api/http/socket_upgrade.hpp"
 
 namespace boost::asio {
@@ -35,13 +36,12 @@ class thread_pool;
 
 namespace fl::api {
 
-class broadcaster;
-
 class websocket_session : public std::enable_shared_from_this<websocket_session> {
  public:
   // `replay_pool` runs the replay's storage reads off the I/O threads.
-  websocket_session(boost::beast::tcp_stream stream, socket_upgrade upgrade, const websocket_limits& limits,
-                    broadcaster& hub, boost::asio::thread_pool& replay_pool);
+  // `slot`: its place in the websocket budget, released when the session is gone.
+  websocket_session(boost::beast::tcp_stream stream, socket_upgrade upgrade, broadcaster::slot slot,
+                    const websocket_limits& limits, broadcaster& hub, boost::asio::thread_pool& replay_pool);
 
   // Accepts the handshake and serves until the socket closes.
   boost::asio::awaitable<void> run(boost::beast::http::request<boost::beast::http::string_body> request);
@@ -84,6 +84,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
   boost::beast::tcp_stream stream_;
   socket_upgrade upgrade_;
+  broadcaster::slot slot_;
   const websocket_limits& limits_;
   broadcaster& hub_;
   boost::asio::thread_pool& replay_pool_;

@@ -188,6 +188,19 @@ http_response admin_show_key(request_context& ctx) {
   return single_response(key_view(std::move(*doc)));
 }
 
+namespace {
+
+// After the key's synced write: websockets opened with it close (what it may see may have changed).
+void publish_key_changed(request_context& ctx, const uuid& mandate, const uuid& key) {
+  pipeline::change c;
+  c.kind = pipeline::change_kind::key_changed;
+  c.mandate = mandate;
+  c.item = key;
+  ctx.app.feed->publish(std::move(c));
+}
+
+}  // namespace
+
 http_response admin_edit_key(request_context& ctx) {
   auto owner = route_owner(ctx);
   if (!owner) return error_response(owner.error());
@@ -214,6 +227,7 @@ http_response admin_edit_key(request_context& ctx) {
   ctx.records().put(
       batch, {record_kind::api_key, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string())}, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  publish_key_changed(ctx, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string()));
   return single_response(key_view(std::move(*doc)));
 }
 
@@ -229,6 +243,7 @@ http_response admin_delete_key(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::api_key, owner->value_or(uuid::nil()), id});
   pipeline::erase_key_index(ctx.records(), batch, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  publish_key_changed(ctx, owner->value_or(uuid::nil()), id);
   return single_response(key_view(std::move(*doc)));
 }
 

@@ -105,7 +105,7 @@ api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
 http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream) {
   auto after = timestamp_param(ctx.query, "after");
   if (!after) return error_response(after.error());
-  socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream};
+  socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream, ctx.caller.key_id};
   api_result<std::vector<uuid>> devices = std::vector<uuid>{};
   switch (scope) {
     case socket_scope::device: {

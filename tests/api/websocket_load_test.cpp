@@ -42,6 +42,8 @@ class websocket_load : public socket_fixture {
     auto l = socket_fixture::limits();
     l.max_connections = 4000;
     l.max_connections_per_address = 4000;
+    l.websocket.max_sockets = 4000;
+    l.websocket.max_sockets_per_mandate = 4000;
     l.websocket.queue_bytes = 1u << 20;
     l.websocket.write_timeout = 5s;
     return l;

@@ -220,6 +220,42 @@ TEST_F(websockets, deleting_the_device_closes_its_sockets) {
   EXPECT_EQ(probe_->end(s)->close_code, 1000);
 }
 
+TEST_F(websockets, deleting_the_key_closes_its_sockets_and_others_stay) {
+  const auto doomed = make_key(mandate_, "read_only");
+  auto theirs = open("/api/v1/packets/socket", doomed);
+  auto mine = open("/api/v1/packets/socket", key_);
+  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  std::string doomed_id;
+  for (const auto& k : listed.data().as_array())
+    if (k.at("name") == "read_only") doomed_id = std::string(k.at("id").as_string());
+  ASSERT_FALSE(doomed_id.empty());
+  ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + doomed_id, superadmin_).status, 200);
+  ASSERT_TRUE(probe_->wait_end(theirs));
+  EXPECT_EQ(probe_->end(theirs)->close_code, 1008);
+  const auto id = post_packet(key_, device_);
+  ASSERT_TRUE(probe_->wait_events(mine, 1));
+  EXPECT_EQ(ids_of(probe_->frames(mine)).front(), id);
+  EXPECT_FALSE(probe_->end(mine));
+}
+
+TEST_F(websockets, demoting_the_key_closes_its_sockets) {
+  const auto demoted = make_key(mandate_, "read_only");
+  auto s = open("/api/v1/packets/socket", demoted);
+  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  std::string id;
+  for (const auto& k : listed.data().as_array())
+    if (k.at("name") == "read_only") id = std::string(k.at("id").as_string());
+  auto r = call("PATCH", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + id, superadmin_,
+                json::object{{"api_key", json::object{{"role", "member"}}}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->close_code, 1008);
+  // Reconnecting is checked like the first time: a member may not follow the mandate.
+  auto again = probe_->open("/api/v1/packets/socket", demoted);
+  ASSERT_TRUE(probe_->wait_end(again));
+  EXPECT_EQ(probe_->end(again)->refused_status, 403);
+}
+
 TEST_F(websockets, permessage_deflate_is_not_negotiated) {
   raw_connection c(server_->port());
   ASSERT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
@@ -290,6 +326,43 @@ TEST_F(raw_websocket, a_client_close_is_answered_with_its_code_and_the_connectio
   ASSERT_TRUE(conn_->send(frame(0x88, std::string("\x0F\xA0", 2))));  // 4000
   EXPECT_EQ(close_code(), 4000);
   EXPECT_TRUE(conn_->wait_closed(10s));
+}
+
+// Websockets are never idle, so they have a budget of their own: a flood of them from one mandate
+// cannot take every connection of the server.
+class websocket_budget : public websockets {
+ protected:
+  [[nodiscard]] api::server_limits limits() const override {
+    auto l = socket_fixture::limits();
+    l.websocket.max_sockets = 6;
+    l.websocket.max_sockets_per_mandate = 4;
+    return l;
+  }
+};
+
+TEST_F(websocket_budget, a_mandate_past_its_share_gets_503_and_another_mandate_still_connects) {
+  for (int i = 0; i < 4; ++i) open(device_path("packets", device_), key_);
+  auto refused = probe_->open(device_path("packets", device_), key_);
+  ASSERT_TRUE(probe_->wait_end(refused));
+  EXPECT_EQ(probe_->end(refused)->refused_status, 503);
+  const auto other = make_mandate("Other");
+  const auto other_key = make_key(other, "admin");
+  const auto other_device = make_device(other_key, "x", make_folder(other_key, "X"));
+  open(device_path("packets", other_device), other_key);
+  open(device_path("packets", other_device), other_key);
+  // The server's budget (6) is spent now: a seventh socket is refused whoever asks ...
+  auto seventh = probe_->open(device_path("packets", other_device), other_key);
+  ASSERT_TRUE(probe_->wait_end(seventh));
+  EXPECT_EQ(probe_->end(seventh)->refused_status, 503);
+  // ... but plain requests still get through, and a closed socket frees its place.
+  EXPECT_EQ(call("GET", "/api/v1/devices", key_).status, 200);
+  probe_->close(0);
+  ASSERT_TRUE(probe_->wait_end(0));
+  // polling a condition: the place is free once the closed session is gone on the server
+  auto later = probe_->open(device_path("packets", device_), key_);
+  for (int i = 0; i < 100 && !probe_->wait_open(later); ++i)
+    later = probe_->open(device_path("packets", device_), key_);
+  EXPECT_TRUE(probe_->wait_open(later));
 }
 
 class websocket_deadlines : public websockets {
