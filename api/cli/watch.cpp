@@ -55,14 +55,19 @@ std::string human_line(const json::object& item, bool packets) {
 
 int watch(const watch_options& o) {
   const auto colon = o.server.rfind(':');
-  if (colon == std::string::npos) {
-    std::fprintf(stderr, "fieldline watch: --server must be HOST:PORT\n");
+  if (colon == std::string::npos || o.server.find("://") != std::string::npos) {
+    std::fprintf(stderr, "fieldline watch: --server must be HOST:PORT (no scheme), e.g. 127.0.0.1:8080\n");
+    return 2;
+  }
+  const char* env_key = std::getenv("FIELDLINE_KEY");
+  if (o.key.empty() && (!env_key || !*env_key)) {
+    std::fprintf(stderr, "fieldline watch: no key: pass --key or set FIELDLINE_KEY (a key of the mandate)\n");
     return 2;
   }
   api::websocket_target target;
   target.host = o.server.substr(0, colon);
   target.port = static_cast<std::uint16_t>(std::atoi(o.server.c_str() + colon + 1));
-  target.api_key = o.key.empty() && std::getenv("FIELDLINE_KEY") ? std::getenv("FIELDLINE_KEY") : o.key;
+  target.api_key = o.key.empty() ? env_key : o.key;
   const std::string stream = o.packets ? "packets" : "readings";
   target.path = o.device.empty() ? "/api/v1/tags/" + url_encode(o.folder) + "/" + stream + "/socket"
                                  : "/api/v1/devices/" + url_encode(o.device) + "/" + stream + "/socket";

@@ -40,4 +40,10 @@ struct frame_parse {
 };
 [[nodiscard]] frame_parse parse_client_frame(std::string_view data, std::size_t max_payload);
 
+// Whether `code` may appear in a close frame on the wire (RFC 6455 7.4): 1000-1003, 1007-1014 and
+// 3000-4999; 1004-1006, 1015 and everything else may not.
+[[nodiscard]] bool valid_close_code(std::uint16_t code);
+// Whether `text` is well-formed UTF-8 (text messages and close reasons must be).
+[[nodiscard]] bool valid_utf8(std::string_view text);
+
 }  // namespace fl::api::ws

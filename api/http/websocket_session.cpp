@@ -270,11 +270,20 @@ asio::awaitable<void> websocket_session::read_loop([[maybe_unused]] std::shared_
 bool websocket_session::on_client_frame(std::uint8_t code, bool fin, std::string payload) {
   switch (static_cast<ws::opcode>(code)) {
     case ws::opcode::close: {
-      // Answer with the client's code (1000 when it gave none), as RFC 6455 asks.
+      // Answer with the client's code (1000 when it gave none), as RFC 6455 asks; a code that may
+      // not be sent, a 1-byte payload or a reason that is not UTF-8 is answered 1002 / 1007.
       std::uint16_t echo = 1000;
-      if (payload.size() >= 2)
+      if (payload.size() == 1) {
+        echo = 1002;
+      } else if (payload.size() >= 2) {
         echo = static_cast<std::uint16_t>((static_cast<std::uint8_t>(payload[0]) << 8) |
                                           static_cast<std::uint8_t>(payload[1]));
+        if (!ws::valid_close_code(echo)) {
+          echo = 1002;
+        } else if (!ws::valid_utf8(std::string_view(payload).substr(2))) {
+          echo = 1007;
+        }
+      }
       read_done_ = true;
       close_soon(echo, {});
       return false;
@@ -296,6 +305,7 @@ bool websocket_session::on_client_frame(std::uint8_t code, bool fin, std::string
       }
       message_ = std::move(payload);
       in_message_ = !fin;
+      text_message_ = static_cast<ws::opcode>(code) == ws::opcode::text;
       break;
     case ws::opcode::continuation:
       if (!in_message_ || message_.size() + payload.size() > max_client_message) {
@@ -305,6 +315,10 @@ bool websocket_session::on_client_frame(std::uint8_t code, bool fin, std::string
       message_ += payload;
       in_message_ = !fin;
       break;
+  }
+  if (!in_message_ && text_message_ && !ws::valid_utf8(message_)) {
+    close_soon(1007, "text message is not UTF-8");
+    return false;
   }
   if (!in_message_ && message_ == "ping") {
     last_ping_ = clock::now();

@@ -104,6 +104,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   bool read_done_ = false;
   std::string message_;  // a fragmented client message being assembled
   bool in_message_ = false;
+  bool text_message_ = false;  // the message being assembled is text (must be UTF-8), not binary
   clock::time_point last_ping_;
   std::optional<clock::time_point> writing_since_;
   std::set<uuid> replayed_recent_;  // ids the replay sent that may still arrive live

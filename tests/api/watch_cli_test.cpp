@@ -127,4 +127,11 @@ TEST_F(watch_cli, a_bad_key_is_an_error_and_exit_status_1) {
   EXPECT_NE(err.find("401"), std::string::npos) << err;
 }
 
+TEST_F(watch_cli, a_server_given_as_a_url_is_a_clear_usage_error) {
+  watch_process watch({"--device", device_, "--server", "http://" + server(), "--key", key_});
+  auto [status, err] = watch.finish();
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("HOST:PORT"), std::string::npos) << err;
+}
+
 }  // namespace fl::testing

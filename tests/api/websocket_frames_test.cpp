@@ -94,5 +94,23 @@ TEST(websocket_frames, a_payload_over_the_limit_is_refused_before_it_arrives) {
   EXPECT_EQ(parse_client_frame(header, 4096).error, 1009);
 }
 
+TEST(websocket_frames, only_close_codes_allowed_on_the_wire_are_valid) {
+  for (std::uint16_t ok : {1000, 1001, 1003, 1007, 1011, 1014, 3000, 4999}) EXPECT_TRUE(valid_close_code(ok)) << ok;
+  for (std::uint16_t bad : {0, 999, 1004, 1005, 1006, 1015, 2000, 2999, 5000})
+    EXPECT_FALSE(valid_close_code(bad)) << bad;
+}
+
+TEST(websocket_frames, utf8_is_checked_strictly) {
+  EXPECT_TRUE(valid_utf8("ping"));
+  EXPECT_TRUE(
+      valid_utf8("gr\xC3\xBC\xC3\x9F"
+                 "e \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(valid_utf8("\xC3"));              // cut short
+  EXPECT_FALSE(valid_utf8("\xC0\xAF"));          // overlong
+  EXPECT_FALSE(valid_utf8("\xED\xA0\x80"));      // a surrogate
+  EXPECT_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_FALSE(valid_utf8("\xFF"));
+}
+
 }  // namespace
 }  // namespace fl::api::ws

@@ -330,6 +330,16 @@ TEST_F(raw_websocket, a_client_close_is_answered_with_its_code_and_the_connectio
 
 // Websockets are never idle, so they have a budget of their own: a flood of them from one mandate
 // cannot take every connection of the server.
+TEST_F(raw_websocket, a_close_code_that_may_not_be_sent_is_answered_with_1002) {
+  ASSERT_TRUE(conn_->send(frame(0x88, std::string("\x03\xED", 2))));  // 1005: never on the wire
+  EXPECT_EQ(close_code(), 1002);
+}
+
+TEST_F(raw_websocket, a_text_message_that_is_not_utf8_closes_with_1007) {
+  ASSERT_TRUE(conn_->send(frame(0x81, "\xC0\xAF")));
+  EXPECT_EQ(close_code(), 1007);
+}
+
 class websocket_budget : public websockets {
  protected:
   [[nodiscard]] api::server_limits limits() const override {
