@@ -139,10 +139,10 @@ TEST(change_feed, malformed_json_is_no_change) {
 }
 
 TEST(change_feed, every_kind_has_a_name_that_parses_back) {
-  for (auto k : {change_kind::packet_added, change_kind::packet_updated, change_kind::packet_deleted,
-                 change_kind::reading_added, change_kind::readings_replaced, change_kind::device_changed,
-                 change_kind::device_deleted, change_kind::folder_deleted, change_kind::mandate_deleted,
-                 change_kind::key_changed})
+  for (auto k :
+       {change_kind::packet_added, change_kind::packet_updated, change_kind::packet_deleted, change_kind::reading_added,
+        change_kind::readings_replaced, change_kind::device_changed, change_kind::device_deleted,
+        change_kind::folder_deleted, change_kind::mandate_deleted, change_kind::key_changed})
     EXPECT_EQ(parse_change_kind(change_kind_name(k)), k);
 }
 
