@@ -46,6 +46,16 @@ http_request from_beast(const http::request<http::string_body>& req) {
   out.body = req.body();
   if (auto it = req.find("x-api-key"); it != req.end()) out.api_key_header = std::string(it->value());
   out.websocket_upgrade = beast::websocket::is_upgrade(req);
+  if (out.websocket_upgrade) {
+    const auto joined = [&](http::field f) {
+      std::string all;
+      for (auto [it, end] = req.equal_range(f); it != end; ++it)
+        all += (all.empty() ? "" : ",") + std::string(it->value());
+      return all;
+    };
+    out.websocket_version = joined(http::field::sec_websocket_version);
+    out.websocket_key = joined(http::field::sec_websocket_key);
+  }
   return out;
 }
 

@@ -18,6 +18,8 @@ struct http_request {
   std::string body;
   std::string api_key_header;      // x-api-key, empty when absent
   bool websocket_upgrade = false;  // a websocket handshake (GET with Upgrade: websocket)
+  // Of a handshake: Sec-WebSocket-Version and Sec-WebSocket-Key (repeated headers joined by ",").
+  std::string websocket_version, websocket_key;
 };
 
 // A body produced piece by piece (NDJSON streams), sent with chunked transfer encoding so memory

@@ -92,6 +92,30 @@ class stored_replay final : public replay_source {
   std::map<uuid, std::optional<json::object>> interfaces_;
 };
 
+// RFC 6455 4.2.1: the key is 16 random bytes in base64 (22 characters, the last of them carrying 2
+// bits, then "=="), given once.
+bool valid_websocket_key(std::string_view key) {
+  const auto in_alphabet = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+  };
+  if (key.size() != 24 || !key.ends_with("==")) return false;
+  for (std::size_t i = 0; i < 22; ++i)
+    if (!in_alphabet(key[i])) return false;
+  return std::string_view("AQgw").find(key[21]) != std::string_view::npos;
+}
+
+// The handshake's own headers, answered with the JSON envelope (Beast would answer in plain text).
+std::optional<http_response> bad_handshake(const http_request& request) {
+  if (request.websocket_version != "13") {
+    auto answer = error_response({426, "websockets here speak version 13 (Sec-WebSocket-Version: 13)"});
+    answer.headers.emplace_back("Sec-WebSocket-Version", "13");
+    return answer;
+  }
+  if (!valid_websocket_key(request.websocket_key))
+    return error_response(bad_request("Sec-WebSocket-Key must be given once: 16 bytes in base64"));
+  return std::nullopt;
+}
+
 api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return docs.error();
@@ -132,6 +156,7 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
   // After the lookups: a foreign or unknown id is 404 whether or not this is a websocket handshake.
   if (!ctx.request.websocket_upgrade)
     return error_response({426, "this route is a websocket: connect with a websocket client (Upgrade: websocket)"});
+  if (auto refused = bad_handshake(ctx.request)) return std::move(*refused);
   auto upgrade = std::make_shared<socket_upgrade>();
   upgrade->filter = filter;
   if (*after) upgrade->replay = std::make_shared<stored_replay>(ctx.app, filter, std::move(*devices), **after);

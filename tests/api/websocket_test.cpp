@@ -256,6 +256,26 @@ TEST_F(websockets, demoting_the_key_closes_its_sockets) {
   EXPECT_EQ(probe_->end(again)->refused_status, 403);
 }
 
+TEST_F(websockets, a_malformed_handshake_is_refused_with_a_json_error) {
+  const auto handshake = [&](const std::string& version, const std::string& key_headers) {
+    raw_connection c(server_->port());
+    EXPECT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
+                       "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" + version + key_headers + "\r\n"));
+    return c.read_response(5s);
+  };
+  const std::string good_key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+  auto old_version = handshake("Sec-WebSocket-Version: 8\r\n", good_key);
+  EXPECT_EQ(old_version.status, 426);
+  EXPECT_NE(old_version.head.find("Sec-WebSocket-Version: 13"), std::string::npos) << old_version.head;
+  EXPECT_NE(old_version.body.find("\"ok\":false"), std::string::npos) << old_version.body;
+  for (const std::string& keys : {std::string("Sec-WebSocket-Key: abc\r\n"), good_key + good_key, std::string()}) {
+    auto r = handshake("Sec-WebSocket-Version: 13\r\n", keys);
+    EXPECT_EQ(r.status, 400) << keys;
+    EXPECT_NE(r.body.find("Sec-WebSocket-Key"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(handshake("Sec-WebSocket-Version: 13\r\n", good_key).status, 101);
+}
+
 TEST_F(websockets, permessage_deflate_is_not_negotiated) {
   raw_connection c(server_->port());
   ASSERT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
