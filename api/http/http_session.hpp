@@ -29,6 +29,9 @@ struct session_shared {
   const std::atomic<bool>& stopping;  // draining: answers say Connection: close
   connection_registry& registry;
   broadcaster* sockets;  // null: websocket routes answer 503
+  // Websocket replays read storage here: two threads, so that large stored items touch few malloc
+  // arenas (on the 16 write threads an outside probe saw RSS grow by 9 MB per aborted replay).
+  boost::asio::thread_pool& replays;
 };
 
 // An error answer (the JSON envelope) for a request that is not read whole; says Connection: close.

@@ -38,6 +38,7 @@ struct http_server::impl {
   std::atomic<bool> stopping{false};
   connection_registry registry;
   asio::thread_pool writers;
+  asio::thread_pool replays{2};
   std::unique_ptr<broadcaster> sockets;  // null without a feed
   session_shared shared;
   listener incoming;
@@ -48,7 +49,7 @@ struct http_server::impl {
         registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
         sockets(feed ? std::make_unique<broadcaster>(*feed, limits.websocket) : nullptr),
-        shared{r, limits, writers, stopping, registry, sockets.get()},
+        shared{r, limits, writers, stopping, registry, sockets.get(), replays},
         incoming(ioc, control, shared, [this](std::size_t open) {
           if (open == 0 && stopping) asio::post(control, [this] { finish_drain_if_done(); });
         }) {}
@@ -119,6 +120,7 @@ void http_server::run(bool handle_signals) {
   impl_->ioc.run();
   for (auto& t : workers) t.join();
   impl_->writers.join();  // every connection is closed, so no write is still running
+  impl_->replays.join();
   // The drain-deadline timer may still be pending after a clean drain; it is dropped with the context.
 }
 

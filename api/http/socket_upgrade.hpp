@@ -40,8 +40,10 @@ struct replayed_item {
 class replay_source {
  public:
   virtual ~replay_source() = default;
-  // Up to `max` items; empty once every item was handed out; nullopt when storage failed.
-  [[nodiscard]] virtual std::optional<std::vector<replayed_item>> next(std::size_t max) = 0;
+  // Up to `max_items` items, and no more once their frames pass `max_bytes`; empty once every item
+  // was handed out; nullopt when storage failed.
+  [[nodiscard]] virtual std::optional<std::vector<replayed_item>> next(std::size_t max_items,
+                                                                       std::size_t max_bytes) = 0;
 };
 
 // The text frame of one event: a JSON array of exactly one `{event, body}` (wire-contract.md: clients

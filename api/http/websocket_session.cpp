@@ -23,10 +23,11 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 namespace {
 
-constexpr std::size_t replay_chunk = 100;
-constexpr std::size_t max_controls_owed = 16;      // a client flooding pings gets no more answers than this at once
-constexpr std::size_t max_client_message = 4096;   // clients only ever send `ping`
-constexpr std::size_t max_frames_per_write = 256;  // frames gathered into one write
+constexpr std::size_t replay_chunk = 100;             // items per replay step ...
+constexpr std::size_t replay_chunk_bytes = 4u << 20;  // ... or this many bytes of frames
+constexpr std::size_t max_controls_owed = 16;         // a client flooding pings gets no more answers than this at once
+constexpr std::size_t max_client_message = 4096;      // clients only ever send `ping`
+constexpr std::size_t max_frames_per_write = 256;     // frames gathered into one write
 constexpr std::uint16_t close_policy = 1008, close_server_error = 1011, close_going_away = 1001;
 // A change is published within moments of its inserted_at; ids the replay sent that were inserted
 // this long before the replay began may still arrive live and are dropped then.
@@ -183,7 +184,7 @@ asio::awaitable<bool> websocket_session::replay() {
     // A named lambda capturing a plain pointer (the source lives in upgrade_): see run() on GCC 12.
     replay_source* from = source;
     const auto read_chunk = [from]() -> asio::awaitable<std::optional<std::vector<replayed_item>>> {
-      co_return from->next(replay_chunk);
+      co_return from->next(replay_chunk, replay_chunk_bytes);
     };
     auto chunk = co_await asio::co_spawn(replay_pool_, read_chunk, asio::use_awaitable);
     if (!chunk) co_return false;

@@ -15,7 +15,9 @@ using storage::record_kind;
 
 namespace {
 
-constexpr std::size_t replay_chunk = 100;  // items read per device at a time
+// Items read per device at a time: the replay holds devices x this many stored items, so it stays
+// small (packets can be large).
+constexpr std::size_t replay_chunk = 16;
 
 // Stored items of `devices` inserted after `after`, oldest first, merged across devices.
 class stored_replay final : public replay_source {
@@ -23,15 +25,17 @@ class stored_replay final : public replay_source {
   stored_replay(app_context& app, socket_filter filter, std::vector<uuid> devices, micros after)
       : app_(app), filter_(filter), devices_(std::move(devices)), after_(after) {}
 
-  std::optional<std::vector<replayed_item>> next(std::size_t max) override {
+  std::optional<std::vector<replayed_item>> next(std::size_t max_items, std::size_t max_bytes) override {
     if (!merged_ && !start()) return std::nullopt;
     std::vector<replayed_item> out;
-    while (out.size() < max) {
+    std::size_t bytes = 0;
+    while (out.size() < max_items && bytes < max_bytes) {
       auto item = merged_->next();
       if (!item) return std::nullopt;
       if (!*item) break;
       auto frame = frame_of(**item);
       if (!frame) return std::nullopt;
+      bytes += frame->size();
       out.push_back({(*item)->id, (*item)->t, std::move(*frame)});
     }
     return out;
