@@ -101,7 +101,10 @@ class subscriber_set {
   }
   [[nodiscard]] std::size_t frames() const { return frames_; }
   [[nodiscard]] std::size_t closed() const { return closed_; }
-  [[nodiscard]] double seconds() const { return std::chrono::duration<double>(last_ - first_).count(); }
+  [[nodiscard]] double seconds() const {
+    std::lock_guard lock(mutex_);
+    return std::chrono::duration<double>(last_ - first_).count();
+  }
   [[nodiscard]] load_result latencies() const {
     std::lock_guard lock(mutex_);
     load_result r;
@@ -152,13 +155,13 @@ class subscriber_set {
   void count(std::string_view frame) {
     if (frame == "pong") return;
     const auto now = clock::now();
-    if (frames_++ == 0) first_ = now;
-    last_ = now;
     static constexpr std::string_view marker = "\"sent_us\":";
     const auto at = frame.find(marker);
+    std::lock_guard lock(mutex_);  // the first and last times are read from another thread
+    if (frames_++ == 0) first_ = now;
+    last_ = now;
     if (at == std::string_view::npos) return;  // a reading: counted, not timed
     const std::int64_t sent = std::strtoll(frame.data() + at + marker.size(), nullptr, 10);
-    std::lock_guard lock(mutex_);
     latencies_ms_.push_back(static_cast<double>(now_us() - sent) / 1000.0);
   }
 

@@ -72,7 +72,6 @@ bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
   std::lock_guard lock(mutex_);
   if (closing_) return false;
   sessions_[{f.mandate, f.scope, f.target, f.stream}].push_back(session);
-  ++count_;
   return true;
 }
 
@@ -85,7 +84,6 @@ void broadcaster::leave(const websocket_session& session) {
   auto gone = std::find_if(list.begin(), list.end(), [&](const auto& s) { return s.get() == &session; });
   if (gone == list.end()) return;
   list.erase(gone);
-  --count_;
   if (list.empty()) sessions_.erase(it);
 }
 
@@ -94,11 +92,6 @@ void broadcaster::close_all() {
   closing_ = true;
   for (auto& [k, list] : sessions_)
     for (auto& s : list) s->close_soon(close_going_away, "the server is shutting down");
-}
-
-std::size_t broadcaster::sockets() const {
-  std::lock_guard lock(mutex_);
-  return count_;
 }
 
 void broadcaster::deliver(const change& c) {

@@ -58,7 +58,6 @@ class broadcaster {
   // Shutdown, first step: no more joins, every socket closes with 1001. The thread stops with the
   // destructor.
   void close_all();
-  [[nodiscard]] std::size_t sockets() const;
 
  private:
   using key = std::tuple<uuid, socket_scope, uuid, socket_stream>;  // mandate, scope, target, stream
@@ -77,7 +76,6 @@ class broadcaster {
   std::size_t reserved_ = 0;
   std::map<uuid, std::size_t> reserved_per_mandate_;
   std::map<key, std::vector<std::shared_ptr<websocket_session>>> sessions_;
-  std::size_t count_ = 0;
   bool closing_ = false;
   std::atomic<bool> stop_{false};
   std::thread thread_;

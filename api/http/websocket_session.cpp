@@ -69,7 +69,6 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
   beast::error_code ignored;
   stream_.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
   last_ping_ = clock::now();
-  replaying_ = upgrade_.replay != nullptr;
   if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
   const auto executor = stream_.get_executor();
   // The session's own pointer travels as a coroutine parameter (copied into the frame): GCC 12
@@ -129,7 +128,6 @@ asio::awaitable<void> websocket_session::write_loop() {
     std::lock_guard lock(mutex_);
     if (!close_) close_ = closing{close_server_error, "the replay could not be read; reconnect", clock::now()};
   }
-  replaying_ = false;
   std::vector<const std::string*> frames;
   while (true) {
     std::deque<queued> batch;
@@ -178,14 +176,13 @@ asio::awaitable<void> websocket_session::write_loop() {
 asio::awaitable<bool> websocket_session::replay() {
   const micros cut_off = now_micros() - std::chrono::duration_cast<std::chrono::microseconds>(seam_window).count();
   replayed_recent_until_ = clock::now() + seam_window;
+  // A named lambda capturing a plain pointer (the source lives in upgrade_): see run() on GCC 12.
   replay_source* const source = upgrade_.replay.get();
+  const auto read_chunk = [source]() -> asio::awaitable<std::optional<std::vector<replayed_item>>> {
+    co_return source->next(replay_chunk, replay_chunk_bytes);
+  };
   std::vector<const std::string*> frames;
   while (true) {
-    // A named lambda capturing a plain pointer (the source lives in upgrade_): see run() on GCC 12.
-    replay_source* from = source;
-    const auto read_chunk = [from]() -> asio::awaitable<std::optional<std::vector<replayed_item>>> {
-      co_return from->next(replay_chunk, replay_chunk_bytes);
-    };
     auto chunk = co_await asio::co_spawn(replay_pool_, read_chunk, asio::use_awaitable);
     if (!chunk) co_return false;
     if (chunk->empty()) co_return true;

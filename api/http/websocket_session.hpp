@@ -99,7 +99,6 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   bool kicked_ = false;
 
   // Only on the socket's strand:
-  bool replaying_ = false;
   bool done_ = false;
   bool read_done_ = false;
   std::string message_;  // a fragmented client message being assembled

@@ -43,9 +43,10 @@ class stored_replay final : public replay_source {
 
  private:
   // On the first call, which the session makes once it receives live changes: items inserted up to
-  // now are replayed, later ones come live (the session drops what both deliver).
+  // now are replayed, later ones come live (the session drops what both deliver). The cut comes
+  // from the same clock as inserted_at, so every item stamped before it is below it.
   bool start() {
-    storage::scan_options base{.descending = false, .from = after_, .until = now_micros() + 1};
+    storage::scan_options base{.descending = false, .from = after_, .until = unique_now_micros()};
     base.documents = filter_.stream == socket_stream::packets;  // packets need interface_id
     if (filter_.stream == socket_stream::readings) {
       for (const auto& d : devices_) {
@@ -129,6 +130,8 @@ api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
   return ids;
 }
 
+}  // namespace
+
 // The socket's filter and the devices a replay reads, for the route's scope.
 http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream) {
   auto after = timestamp_param(ctx.query, "after");
@@ -168,27 +171,6 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
   answer.status = 101;
   answer.upgrade = std::move(upgrade);
   return answer;
-}
-
-}  // namespace
-
-http_response device_packets_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::device, socket_stream::packets);
-}
-http_response device_readings_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::device, socket_stream::readings);
-}
-http_response folder_packets_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::folder, socket_stream::packets);
-}
-http_response folder_readings_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::folder, socket_stream::readings);
-}
-http_response mandate_packets_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::mandate, socket_stream::packets);
-}
-http_response mandate_readings_socket(request_context& ctx) {
-  return open_socket(ctx, socket_scope::mandate, socket_stream::readings);
 }
 
 }  // namespace fl::api

@@ -7,12 +7,13 @@
 
 namespace fl::api {
 
-http_response device_packets_socket(request_context& ctx);
-http_response device_readings_socket(request_context& ctx);
-http_response folder_packets_socket(request_context& ctx);
-http_response folder_readings_socket(request_context& ctx);
-// The whole mandate: admin and read-only keys only (members are refused by the route's access level).
-http_response mandate_packets_socket(request_context& ctx);
-http_response mandate_readings_socket(request_context& ctx);
+// A socket route of `scope` and `stream`. The mandate scope is for admin and read-only keys only
+// (members are refused by the route's access level).
+http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream);
+
+template <socket_scope Scope, socket_stream Stream>
+http_response socket_route(request_context& ctx) {
+  return open_socket(ctx, Scope, Stream);
+}
 
 }  // namespace fl::api

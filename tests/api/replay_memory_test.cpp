@@ -12,36 +12,24 @@
 
 namespace fl::testing {
 
-namespace json = boost::json;
 using namespace std::chrono_literals;
-
-namespace {
-
-std::string body_id(const api::client_response& r) {
-  EXPECT_LT(r.status, 300) << r.body;
-  return std::string(json::parse(r.body).at("body").at("id").as_string());
-}
-
-}  // namespace
 
 TEST(replay_memory, abandoned_replays_of_large_packets_do_not_grow_the_server) {
   constexpr int packets = 100;  // 400 kB each: 80 MB of frames per replay
   temp_dir dir;
   auto server = start_server(dir.path());
   ASSERT_GT(server->port, 0);
-  std::ifstream in(dir.path() / "superadmin.key");
-  std::string superadmin;
-  std::getline(in, superadmin);
+  const std::string superadmin = superadmin_key(dir.path());
   api::http_client client("127.0.0.1", server->port);
   const std::vector<std::pair<std::string, std::string>> admin{{"x-api-key", superadmin}};
-  const auto mandate = body_id(client.request(
+  const auto mandate = created_id(client.request(
       "POST", "/admin/v1/mandates", R"({"mandate":{"name":"Big","features":["api_packets_writeable"]}})", admin));
   auto made = client.request("POST", "/admin/v1/mandates/" + mandate + "/api_keys",
                              R"({"api_key":{"name":"r","role":"admin","rate_limit":100000}})", admin);
-  const std::string key(json::parse(made.body).at("body").at("key").as_string());
+  const std::string key(boost::json::parse(made.body).at("body").at("key").as_string());
   const std::vector<std::pair<std::string, std::string>> as_key{{"x-api-key", key}};
-  const auto folder = body_id(client.request("POST", "/api/v1/tags", R"({"tag":{"name":"F"}})", as_key));
-  const auto device = body_id(client.request(
+  const auto folder = created_id(client.request("POST", "/api/v1/tags", R"({"tag":{"name":"F"}})", as_key));
+  const auto device = created_id(client.request(
       "POST", "/api/v1/devices", R"({"device":{"name":"big","tags":[{"id":")" + folder + R"("}]}})", as_key));
   const std::string packet =
       R"({"packet":{"payload_encoding":"binary","payload":")" + std::string(800'000, 'A') + R"("}})";

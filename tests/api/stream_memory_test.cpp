@@ -19,11 +19,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string body_id(const api::client_response& r) {
-  EXPECT_LT(r.status, 300) << r.body;
-  return std::string(json::parse(r.body).at("body").at("id").as_string());
-}
-
 // Writes `count` readings for the device straight into the data directory (the server is stopped).
 void seed_readings(const std::filesystem::path& data, const uuid& mandate, const uuid& device, int count) {
   auto db = storage::database::open({.dir = data});
@@ -51,19 +46,17 @@ TEST(stream_memory, a_million_readings_stream_without_the_server_growing) {
   {
     auto server = start_server(dir.path());
     ASSERT_GT(server->port, 0);
-    std::ifstream in(dir.path() / "superadmin.key");
-    std::string superadmin;
-    std::getline(in, superadmin);
+    const std::string superadmin = superadmin_key(dir.path());
     api::http_client client("127.0.0.1", server->port);
     const std::vector<std::pair<std::string, std::string>> admin{{"x-api-key", superadmin}};
-    mandate = body_id(client.request("POST", "/admin/v1/mandates", R"({"mandate":{"name":"Big"}})", admin));
+    mandate = created_id(client.request("POST", "/admin/v1/mandates", R"({"mandate":{"name":"Big"}})", admin));
     auto made = client.request("POST", "/admin/v1/mandates/" + mandate + "/api_keys",
                                R"({"api_key":{"name":"r","role":"admin"}})", admin);
     key = std::string(json::parse(made.body).at("body").at("key").as_string());
     const std::vector<std::pair<std::string, std::string>> as_key{{"x-api-key", key}};
-    const auto folder = body_id(client.request("POST", "/api/v1/tags", R"({"tag":{"name":"F"}})", as_key));
-    device = body_id(client.request("POST", "/api/v1/devices",
-                                    R"({"device":{"name":"busy","tags":[{"id":")" + folder + R"("}]}})", as_key));
+    const auto folder = created_id(client.request("POST", "/api/v1/tags", R"({"tag":{"name":"F"}})", as_key));
+    device = created_id(client.request("POST", "/api/v1/devices",
+                                       R"({"device":{"name":"busy","tags":[{"id":")" + folder + R"("}]}})", as_key));
     EXPECT_EQ(stop_server(*server), 0);
   }
   seed_readings(dir.path(), *uuid::parse(mandate), *uuid::parse(device), count);

@@ -12,6 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
+#include "api/http/client.hpp"
+
 namespace fl::testing {
 
 // A running server; killed when the test leaves early, so a failed assertion leaves no process.
@@ -66,6 +70,20 @@ inline int stop_server(server_process& p) {
   ::waitpid(p.pid, &status, 0);
   p.pid = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The bootstrap superadmin key a server wrote into its data directory.
+inline std::string superadmin_key(const std::filesystem::path& data) {
+  std::ifstream in(data / "superadmin.key");
+  std::string key;
+  std::getline(in, key);
+  return key;
+}
+
+// The id in the envelope of a successful create.
+inline std::string created_id(const api::client_response& r) {
+  EXPECT_LT(r.status, 300) << r.body;
+  return std::string(boost::json::parse(r.body).at("body").at("id").as_string());
 }
 
 // The server's resident set size in KiB (VmRSS), 0 if unknown.
