@@ -96,6 +96,16 @@ TEST_F(websockets, a_member_key_is_refused_the_mandate_scope_with_403) {
   EXPECT_FALSE(probe_->end(ro));
 }
 
+TEST_F(websockets, a_member_key_is_refused_device_and_folder_scopes_too) {
+  const auto member = make_key(mandate_, "member");
+  for (const auto& path : {device_path("readings", device_), "/api/v1/tags/" + folder_ + "/packets/socket",
+                           device_path("packets", device_) + "?after=2000-01-01"}) {
+    auto s = probe_->open(path, member);
+    ASSERT_TRUE(probe_->wait_end(s));
+    EXPECT_EQ(probe_->end(s)->refused_status, 403) << path;
+  }
+}
+
 TEST_F(websockets, another_mandates_device_or_folder_is_404) {
   const auto other = make_mandate("Other");
   const auto other_key = make_key(other, "admin");
