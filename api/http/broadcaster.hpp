@@ -51,7 +51,8 @@ class broadcaster {
 
   // nullopt when the socket would pass the budget (the upgrade then gets 503).
   [[nodiscard]] std::optional<slot> reserve(const uuid& mandate);
-  // From the moment this returns, every change matching the session's filter is offered to it.
+  // From the moment this returns, every change matching the session's filter is offered to it (the
+  // session joins before its handshake answer goes out).
   // False once closing: the session should close (1001).
   [[nodiscard]] bool join(const std::shared_ptr<websocket_session>& session);
   void leave(const websocket_session& session);

@@ -53,6 +53,10 @@ websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade up
 
 asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::string_body> request) {
   auto self = shared_from_this();
+  // Joined before the 101 goes out: a client may act as soon as it sees it (post a packet, or an
+  // operator revoke its key), and what that changes must reach this socket. Changes offered during
+  // the handshake wait in the queue.
+  if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
   {
     // Beast validates the upgrade request and answers it (or refuses it with 400); the frames
     // after it are ours (websocket_frames.hpp). No extension is offered, permessage-deflate included.
@@ -61,7 +65,10 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
         [](websocket::response_type& res) { res.set(beast::http::field::server, "fieldline"); }));
     stream_.expires_after(limits_.write_timeout);
     auto [accept_ec] = co_await handshake.async_accept(request, tuple_awaitable);
-    if (accept_ec) co_return;
+    if (accept_ec) {
+      hub_.leave(*this);
+      co_return;
+    }
   }
   stream_.expires_never();  // our own deadlines (watch()) from here
   // Frames are small and follow each other: without this, Nagle's algorithm holds a frame back until
@@ -69,7 +76,6 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
   beast::error_code ignored;
   stream_.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
   last_ping_ = clock::now();
-  if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
   const auto executor = stream_.get_executor();
   // The session's own pointer travels as a coroutine parameter (copied into the frame): GCC 12
   // mishandles lambda temporaries that capture a shared_ptr inside a coroutine (it destroyed such a
