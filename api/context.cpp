@@ -27,6 +27,8 @@ std::optional<role> parse_role(std::string_view name) {
 }
 
 app_context::~app_context() {
+  drivers.stop();
+  timers.stop();
   reparse.stop();
   parsing.stop();
 }

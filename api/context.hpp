@@ -12,14 +12,19 @@
 #include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
+#include "drivers/catalog.hpp"
+#include "drivers/driver_host.hpp"
+#include "pipeline/action_service.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/device_service.hpp"
+#include "pipeline/driver_config_service.hpp"
 #include "pipeline/folder_service.hpp"
 #include "pipeline/mandate_service.hpp"
 #include "pipeline/packet_service.hpp"
 #include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
 #include "pipeline/reparse.hpp"
+#include "pipeline/timer_queue.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
@@ -57,8 +62,12 @@ struct app_context {
         device_writes(r, parsing, *feed),
         folder_writes(r, *feed),
         mandate_writes(r, *feed),
+        driver_config(r, *feed),
+        actions(r, *feed, driver_types),
+        drivers(driver_types, {r, actions, packet_writes, timers}, *feed),
         durable(r.db()) {}
-  // Stops the parse and reparse threads first: they publish through `durable`, which goes first.
+  // Stops the drivers, the timers, and the parse and reparse threads first: they publish through
+  // `durable`, which goes first.
   ~app_context();
   app_context(const app_context&) = delete;
   app_context& operator=(const app_context&) = delete;
@@ -78,6 +87,14 @@ struct app_context {
   pipeline::device_service device_writes;
   pipeline::folder_service folder_writes;
   pipeline::mandate_service mandate_writes;
+  // Actions: the rules (actions), what the drivers offer (driver_types), the timers of expiries,
+  // answer deadlines and schedules, and the host that runs the driver instances. Serve starts
+  // the timers and the host.
+  drivers::driver_catalog driver_types;
+  pipeline::driver_config_service driver_config;
+  pipeline::timer_queue timers;
+  pipeline::action_service actions;
+  drivers::driver_host drivers;
   // Group commit for acknowledged packet writes and for publishing parsed readings once durable.
   // Declared last so it is destroyed first: its destructor finishes pending commits, whose
   // callbacks tell `parsing` and publish to `feed`.

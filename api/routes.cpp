@@ -1,5 +1,6 @@
 #include "api/routes.hpp"
 
+#include "api/resources/actions.hpp"
 #include "api/resources/api_keys.hpp"
 #include "api/resources/devices.hpp"
 #include "api/resources/drivers.hpp"
@@ -40,6 +41,25 @@ constexpr route api_table[] = {
 
     {"GET", "packets/socket", access::mandate_read, socket_route<socket_scope::mandate, socket_stream::packets>},
     {"GET", "readings/socket", access::mandate_read, socket_route<socket_scope::mandate, socket_stream::readings>},
+
+    {"GET", "actions", access::mandate_read, list_actions},
+    {"POST", "actions", access::mandate_write, create_action},
+    {"GET", "actions/:action", access::mandate_read, show_action},
+    {"POST", "actions/:action/cancel", access::mandate_write, cancel_action},
+    {"GET", "devices/by-:selector/:identifier/actions", access::mandate_read, list_actions},
+    {"POST", "devices/by-:selector/:identifier/actions", access::mandate_write, create_action},
+    {"POST", "devices/by-:selector/:identifier/actions/:type", access::mandate_write, create_action},
+    {"GET", "devices/:device/actions", access::mandate_read, list_actions},
+    {"POST", "devices/:device/actions", access::mandate_write, create_action},
+    {"GET", "devices/:device/actions/:action", access::mandate_read, show_action},
+    {"POST", "devices/:device/actions/:type", access::mandate_write, create_action},
+    {"POST", "devices/:device/actions/:action/cancel", access::mandate_write, cancel_action},
+    {"GET", "devices/:device/interfaces/:interface/actions", access::mandate_read, list_actions},
+    {"POST", "devices/:device/interfaces/:interface/actions", access::mandate_write, create_action},
+    {"GET", "devices/:device/interfaces/:interface/actions/types", access::mandate_read, list_action_types},
+    {"GET", "devices/:device/interfaces/:interface/actions/:action", access::mandate_read, show_action},
+    {"POST", "devices/:device/interfaces/:interface/actions/:type", access::mandate_write, create_action},
+    {"POST", "devices/:device/interfaces/:interface/actions/:action/cancel", access::mandate_write, cancel_action},
 
     {"GET", "devices", access::mandate_read, list_devices},
     {"POST", "devices", access::mandate_write, create_device},

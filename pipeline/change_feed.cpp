@@ -14,10 +14,11 @@ namespace json = boost::json;
 namespace {
 
 constexpr change_kind all_kinds[] = {
-    change_kind::packet_added,   change_kind::packet_updated,    change_kind::packet_deleted,
-    change_kind::reading_added,  change_kind::readings_replaced, change_kind::device_changed,
-    change_kind::device_deleted, change_kind::folder_deleted,    change_kind::mandate_deleted,
-    change_kind::key_changed,
+    change_kind::packet_added,      change_kind::packet_updated,    change_kind::packet_deleted,
+    change_kind::reading_added,     change_kind::readings_replaced, change_kind::device_changed,
+    change_kind::device_deleted,    change_kind::folder_deleted,    change_kind::mandate_deleted,
+    change_kind::key_changed,       change_kind::action_changed,    change_kind::driver_instance_changed,
+    change_kind::interface_changed,
 };
 
 std::optional<uuid> uuid_field(const json::object& o, std::string_view key) {
@@ -133,6 +134,12 @@ std::string_view change_kind_name(change_kind kind) {
       return "mandate_deleted";
     case change_kind::key_changed:
       return "key_changed";
+    case change_kind::action_changed:
+      return "action_changed";
+    case change_kind::driver_instance_changed:
+      return "driver_instance_changed";
+    case change_kind::interface_changed:
+      return "interface_changed";
   }
   return "unknown";
 }

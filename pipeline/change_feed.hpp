@@ -21,16 +21,19 @@
 namespace fl::pipeline {
 
 enum class change_kind : std::uint8_t {
-  packet_added,       // body: the packet as REST lists it, with its `interface` object embedded
-  packet_updated,     // body: the packet after the change
-  packet_deleted,     // body: the packet as it was
-  reading_added,      // body: the reading as REST lists it
-  readings_replaced,  // a reparse switched the device to its new readings (refetch); no body
-  device_changed,     // created, or its folders changed: `folders` are the new ones; body: the stored device
-  device_deleted,     // with everything it held; `folders` are the ones it was in
-  folder_deleted,     // `folders` holds the folder
-  mandate_deleted,    // with everything it held
-  key_changed,        // an API key was edited or deleted (`item`): what it may see may have changed
+  packet_added,             // body: the packet as REST lists it, with its `interface` object embedded
+  packet_updated,           // body: the packet after the change
+  packet_deleted,           // body: the packet as it was
+  reading_added,            // body: the reading as REST lists it
+  readings_replaced,        // a reparse switched the device to its new readings (refetch); no body
+  device_changed,           // created, or its folders changed: `folders` are the new ones; body: the stored device
+  device_deleted,           // with everything it held; `folders` are the ones it was in
+  folder_deleted,           // `folders` holds the folder
+  mandate_deleted,          // with everything it held
+  key_changed,              // an API key was edited or deleted (`item`): what it may see may have changed
+  action_changed,           // an action was created, moved to another state or got an event; body: the stored action
+  driver_instance_changed,  // created, edited or deleted (`item`); body: the stored instance, empty when deleted
+  interface_changed,  // created, edited or deleted (`item`, of `device`); body: the stored one, empty when deleted
 };
 
 [[nodiscard]] std::string_view change_kind_name(change_kind kind);

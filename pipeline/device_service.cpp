@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/json_out.hpp"
+#include "pipeline/action_service.hpp"
 #include "pipeline/changes.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
@@ -56,6 +57,8 @@ service_result<removed_device, device_errc> device_service::remove(const uuid& m
   storage::packets(records_.db()).erase_device(batch, mandate, device);
   storage::parse_queue(records_.db()).erase_device(batch, mandate, device);
   storage::reparse_jobs(records_.db()).erase(batch, {mandate, device});
+  if (auto erased = erase_device_actions(records_, batch, mandate, device); !erased)
+    return service_error{device_errc::storage, erased.error()};
   if (auto erased = storage::readings(records_.db()).erase_device(batch, mandate, device); !erased)
     return service_error{device_errc::storage, erased.error()};
   if (auto done = records_.commit(batch); !done) return service_error{device_errc::storage, done.error()};

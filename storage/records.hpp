@@ -34,6 +34,8 @@ enum class record_kind : std::uint8_t {
   group = 7,
   parser = 8,
   profile = 9,
+  action = 10,
+  schedule = 11,
 };
 
 [[nodiscard]] constexpr bool is_nested(record_kind k) {

@@ -174,10 +174,14 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   // Packets stored but not parsed before the last stop are picked up from the queue now.
   app.parsing.start();
   app.reparse.start();  // unfinished reparse jobs continue from their stored progress
+  app.timers.start();
+  app.drivers.start();  // connects enabled driver instances, resolves interrupted actions, runs pending ones
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
   std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
   std::fflush(stdout);
   server.run(true);
+  app.drivers.stop();
+  app.timers.stop();
   app.reparse.stop();
   app.parsing.stop();  // a batch in flight finishes; what is still queued is parsed after the next start
   spdlog::info("stopped");

@@ -125,6 +125,9 @@ void broadcaster::deliver(const change& c) {
     case change_kind::packet_deleted:
     case change_kind::readings_replaced:
     case change_kind::device_changed:
+    case change_kind::action_changed:
+    case change_kind::driver_instance_changed:
+    case change_kind::interface_changed:
       return;  // not pushed: sockets carry additions only (wire-contract.md); folder routing reads `folders`
   }
 }

@@ -289,6 +289,13 @@ api_result<json::object> find_device(request_context& ctx, std::string_view id_o
   return std::move(**doc);
 }
 
+api_result<std::vector<json::object>> render_devices(request_context& ctx, std::vector<json::object> docs) {
+  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  if (!renderer) return renderer.error();
+  for (auto& d : docs) d = renderer->view(std::move(d));
+  return docs;
+}
+
 api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
                                              const std::string& identifier) {
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
@@ -423,6 +430,13 @@ api_result<void> check_driver_instance(request_context& ctx, const json::object&
   auto found = checked(ctx.records().get({record_kind::driver_instance, ctx.mandate(), *id}));
   if (!found) return found.error();
   if (!*found) return invalid("driver_instance_id", "names no driver instance of this mandate");
+  // The instance's driver checks the interface's opts.
+  const auto* driver = ctx.app.driver_types.find((*found)->at("driver").as_string());
+  if (!driver) return {};
+  field_reader in(doc);
+  for (const auto& [field, message] : driver->check_interface_opts(doc.at("opts").as_object()))
+    in.fail("opts." + field, message);
+  if (!in.ok()) return in.error();
   return {};
 }
 
@@ -498,9 +512,8 @@ http_response create_interface(request_context& ctx) {
   read_interface_fields(in, doc, true);
   if (!in.ok()) return error_response(in.error());
   if (auto di = check_driver_instance(ctx, doc); !di) return error_response(di.error());
-  auto batch = ctx.records().batch();
-  ctx.records().put(batch, {record_kind::interface, ctx.mandate(), id, id_of(*device)}, doc);
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.driver_config.save_interface(ctx.mandate(), doc)); !done)
+    return error_response(done.error());
   return single_response(interface_view(std::move(doc)), 201);
 }
 
@@ -517,9 +530,8 @@ http_response edit_interface(request_context& ctx) {
   if (!in.ok()) return error_response(in.error());
   if (auto di = check_driver_instance(ctx, *doc); !di) return error_response(di.error());
   (*doc)["updated_at"] = format_iso(now_micros());
-  auto batch = ctx.records().batch();
-  ctx.records().put(batch, {record_kind::interface, ctx.mandate(), id_of(*doc), id_of(*device)}, *doc);
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.driver_config.save_interface(ctx.mandate(), *doc)); !done)
+    return error_response(done.error());
   return single_response(interface_view(std::move(*doc)));
 }
 
@@ -529,9 +541,8 @@ http_response delete_interface(request_context& ctx) {
   if (!device) return error_response(device.error());
   auto doc = find_interface(ctx, id_of(*device));
   if (!doc) return error_response(doc.error());
-  auto batch = ctx.records().batch();
-  ctx.records().erase(batch, {record_kind::interface, ctx.mandate(), id_of(*doc), id_of(*device)});
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.driver_config.remove_interface(ctx.mandate(), *doc)); !done)
+    return error_response(done.error());
   return single_response(interface_view(std::move(*doc)));
 }
 

@@ -16,6 +16,10 @@ namespace fl::api {
 // or /tags/:tag (whichever path variable the route has).
 [[nodiscard]] api_result<std::vector<uuid>> route_devices(request_context& ctx);
 
+// Stored devices as REST shows them (folders and interfaces filled in), in the same order.
+[[nodiscard]] api_result<std::vector<boost::json::object>> render_devices(request_context& ctx,
+                                                                          std::vector<boost::json::object> docs);
+
 http_response list_devices(request_context& ctx);
 http_response list_folder_devices(request_context& ctx);
 http_response show_device(request_context& ctx);

@@ -12,33 +12,19 @@ using storage::record_kind;
 
 namespace {
 
-struct driver_info {
-  std::string_view driver;  // the module name; also the driver's id in /drivers/:driver_id
-  std::string_view name;
-  std::string_view description;
-  std::string_view url;
-};
-
-constexpr driver_info catalogue[] = {
-    {"manual", "Manual", "Packets are created through the API or by the create_packet action.", ""},
-    {"lorawan_network_server", "LoRaWAN network server",
-     "The built-in low-power radio network server: uplinks become packets, send_down_frame queues downlinks.", ""},
-    {"mqtt_client", "MQTT client", "Subscribes to an MQTT broker; messages become packets, publish sends.", ""},
-    {"http_network_server", "HTTP network server",
-     "A third-party network server pushing uplinks over HTTP; send_down_frame posts downlinks back.", ""},
-    {"gateway_management", "Gateway management",
-     "Manages radio gateways: ping, reboot, force_stats and get_supported_commands.", ""},
-};
-
-json::object driver_view(const driver_info& d) {
-  return {{"name", d.name}, {"driver", d.driver},     {"vendor_name", "fieldline"},  {"vendor_url", ""},
-          {"url", d.url},   {"meta", json::object{}}, {"description", d.description}};
+json::object driver_view(const drivers::driver& d) {
+  return {{"name", d.display_name()},
+          {"driver", d.module()},
+          {"vendor_name", "fieldline"},
+          {"vendor_url", ""},
+          {"url", ""},
+          {"meta", json::object{}},
+          {"description", d.description()}};
 }
 
-bool known_driver(std::string_view driver) {
-  for (const auto& d : catalogue)
-    if (d.driver == driver) return true;
-  return false;
+// The driver's problems with `opts`, as field errors under `prefix` (opts.host, ...).
+void check_opts(field_reader& in, const pipeline::field_errors& problems) {
+  for (const auto& [field, message] : problems) in.fail("opts." + field, message);
 }
 
 json::object instance_view(json::object doc) {
@@ -46,12 +32,13 @@ json::object instance_view(json::object doc) {
   return doc;
 }
 
-// Applies name/driver/opts/enabled; `creating` requires name and driver.
-api_result<void> read_instance_fields(const json::object& body, json::object& doc, bool creating) {
+// Applies name/driver/opts/enabled; `creating` requires name and driver. The driver checks the opts.
+api_result<void> read_instance_fields(const drivers::driver_catalog& catalog, const json::object& body,
+                                      json::object& doc, bool creating) {
   field_reader in(body);
   if (auto name = in.string("name", 255, creating)) doc["name"] = *name;
   if (auto driver = in.string("driver", 100, creating)) {
-    if (!known_driver(*driver)) {
+    if (!catalog.find(*driver)) {
       in.fail("driver", "must be one of the drivers listed at /api/v1/drivers");
     } else {
       doc["driver"] = *driver;
@@ -59,6 +46,9 @@ api_result<void> read_instance_fields(const json::object& body, json::object& do
   }
   if (auto opts = in.object("opts")) doc["opts"] = *opts;
   if (auto enabled = in.boolean("enabled")) doc["enabled"] = *enabled;
+  if (!in.ok()) return in.error();
+  if (const auto* d = catalog.find(doc.at("driver").as_string()))
+    check_opts(in, d->check_instance_opts(doc.at("opts").as_object()));
   if (!in.ok()) return in.error();
   return {};
 }
@@ -74,15 +64,14 @@ api_result<json::object> load_instance(storage::records& records, const uuid& ma
 
 }  // namespace
 
-http_response list_drivers(request_context&) {
+http_response list_drivers(request_context& ctx) {
   json::array out;
-  for (const auto& d : catalogue) out.emplace_back(driver_view(d));
+  for (const auto& d : ctx.app.driver_types.all()) out.emplace_back(driver_view(*d));
   return plain_list_response(out);
 }
 
 http_response show_driver(request_context& ctx) {
-  for (const auto& d : catalogue)
-    if (d.driver == ctx.param("driver")) return single_response(driver_view(d));
+  if (const auto* d = ctx.app.driver_types.find(ctx.param("driver"))) return single_response(driver_view(*d));
   return error_response(not_found("driver"));
 }
 
@@ -123,10 +112,11 @@ http_response admin_create_driver_instance(request_context& ctx) {
   json::object doc{{"id", id.str()},         {"name", ""},       {"driver", ""},
                    {"opts", json::object{}}, {"enabled", true},  {"owner_id", mandate->str()},
                    {"inserted_at", now},     {"updated_at", now}};
-  if (auto read = read_instance_fields(*body, doc, true); !read) return error_response(read.error());
-  auto batch = ctx.records().batch();
-  ctx.records().put(batch, {record_kind::driver_instance, *mandate, id}, doc);
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto read = read_instance_fields(ctx.app.driver_types, *body, doc, true); !read)
+    return error_response(read.error());
+  auto lock = ctx.records().writer();
+  if (auto done = checked(ctx.app.driver_config.save_instance(*mandate, doc)); !done)
+    return error_response(done.error());
   return single_response(instance_view(std::move(doc)), 201);
 }
 
@@ -146,11 +136,11 @@ http_response admin_edit_driver_instance(request_context& ctx) {
   auto lock = ctx.records().writer();
   auto doc = load_instance(ctx.records(), *mandate, ctx.param("instance"));
   if (!doc) return error_response(doc.error());
-  if (auto read = read_instance_fields(*body, *doc, false); !read) return error_response(read.error());
+  if (auto read = read_instance_fields(ctx.app.driver_types, *body, *doc, false); !read)
+    return error_response(read.error());
   (*doc)["updated_at"] = format_iso(now_micros());
-  auto batch = ctx.records().batch();
-  ctx.records().put(batch, {record_kind::driver_instance, *mandate, *uuid::parse(doc->at("id").as_string())}, *doc);
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.driver_config.save_instance(*mandate, *doc)); !done)
+    return error_response(done.error());
   return single_response(instance_view(std::move(*doc)));
 }
 
@@ -168,9 +158,9 @@ http_response admin_delete_driver_instance(request_context& ctx) {
     return error_response(
         conflict("driver instance is used by " + std::to_string(users) + " interface(s); delete or move them first"));
   }
-  auto batch = ctx.records().batch();
-  ctx.records().erase(batch, {record_kind::driver_instance, *mandate, *uuid::parse(doc->at("id").as_string())});
-  if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  if (auto done = checked(ctx.app.driver_config.remove_instance(*mandate, *uuid::parse(doc->at("id").as_string())));
+      !done)
+    return error_response(done.error());
   return single_response(instance_view(std::move(*doc)));
 }
 

@@ -1,0 +1,65 @@
+#include "drivers/catalog.hpp"
+
+#include <algorithm>
+
+#include "drivers/gateway_management.hpp"
+#include "drivers/manual.hpp"
+
+namespace fl::drivers {
+
+namespace json = boost::json;
+
+namespace {
+
+bool same_text_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+bool driver::matches_selector(const json::object& interface_opts, std::string_view selector,
+                              std::string_view value) const {
+  static constexpr std::string_view eui_keys[] = {"device_eui", "eui"};
+  static constexpr std::string_view address_keys[] = {"device_address", "address"};
+  if (selector != "eui" && selector != "address") return false;
+  for (auto key : selector == "eui" ? eui_keys : address_keys) {
+    const auto* v = interface_opts.if_contains(key);
+    if (v && v->is_string() && same_text_ignoring_case(v->get_string(), value)) return true;
+  }
+  return false;
+}
+
+driver_catalog::driver_catalog() {
+  drivers_.push_back(make_manual_driver());
+  drivers_.push_back(make_gateway_management_driver());
+}
+
+driver_catalog::~driver_catalog() = default;
+
+const driver* driver_catalog::find(std::string_view module) const {
+  for (const auto& d : drivers_)
+    if (d->module() == module) return d.get();
+  return nullptr;
+}
+
+std::vector<pipeline::action_type_info> driver_catalog::action_types(std::string_view module) const {
+  const auto* d = find(module);
+  return d ? d->action_types() : std::vector<pipeline::action_type_info>{};
+}
+
+pipeline::field_errors driver_catalog::check_action_opts(std::string_view module, std::string_view type,
+                                                         const json::object& opts) const {
+  const auto* d = find(module);
+  if (!d) return {{"type", "the interface's driver is unknown"}};
+  return d->check_action_opts(type, opts);
+}
+
+bool driver_catalog::matches_selector(std::string_view module, const json::object& interface_opts,
+                                      std::string_view selector, std::string_view value) const {
+  const auto* d = find(module);
+  return d && d->matches_selector(interface_opts, selector, value);
+}
+
+}  // namespace fl::drivers
