@@ -24,6 +24,7 @@
 #include "pipeline/parse_service.hpp"
 #include "pipeline/parser_checker.hpp"
 #include "pipeline/reparse.hpp"
+#include "pipeline/schedule_service.hpp"
 #include "pipeline/timer_queue.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
@@ -64,6 +65,7 @@ struct app_context {
         mandate_writes(r, *feed),
         driver_config(r, *feed),
         actions(r, *feed, driver_types),
+        schedules(r, actions, timers),
         drivers(driver_types, {r, actions, packet_writes, timers}, *feed),
         durable(r.db()) {}
   // Stops the drivers, the timers, and the parse and reparse threads first: they publish through
@@ -94,6 +96,7 @@ struct app_context {
   pipeline::driver_config_service driver_config;
   pipeline::timer_queue timers;
   pipeline::action_service actions;
+  pipeline::schedule_service schedules;
   drivers::driver_host drivers;
   // Group commit for acknowledged packet writes and for publishing parsed readings once durable.
   // Declared last so it is destroyed first: its destructor finishes pending commits, whose

@@ -61,12 +61,14 @@ std::optional<std::pair<std::span<const route>, std::span<const std::string>>> r
   const auto rest = std::span<const std::string>(segments).subspan(2);
   if (segments[0] == "api") return std::pair{api_routes(), rest};
   if (segments[0] == "admin") return std::pair{admin_routes(), rest};
+  if (segments[0] == "webhooks") return std::pair{webhook_routes(), rest};
   return std::nullopt;
 }
 
 std::optional<api_error> check_access(access level, const principal& caller) {
   switch (level) {
     case access::any_key:
+    case access::webhook:
       return std::nullopt;
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
@@ -130,6 +132,10 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     // Reads never wait on a write or the disk; of the writes, only routes marked never_blocks.
     if (!may_block && !found->never_blocks && found->method != "GET") return std::nullopt;
 
+    if (found->level == access::webhook) {  // authenticated by the handler, not by an API key
+      request_context ctx{app_, request, *query, principal{}, std::move(params)};
+      return found->handler(ctx);
+    }
     const std::string* key = request.api_key_header.empty() ? query->find("auth") : &request.api_key_header;
     auto caller = authenticate(app_.records, key ? *key : std::string_view{});
     if (!caller) return error_response(caller.error());

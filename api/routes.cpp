@@ -10,7 +10,9 @@
 #include "api/resources/parsers.hpp"
 #include "api/resources/readings.hpp"
 #include "api/resources/reparse.hpp"
+#include "api/resources/schedules.hpp"
 #include "api/resources/sockets.hpp"
+#include "api/resources/webhooks.hpp"
 
 namespace fl::api {
 
@@ -44,19 +46,29 @@ constexpr route api_table[] = {
 
     {"GET", "actions", access::mandate_read, list_actions},
     {"POST", "actions", access::mandate_write, create_action},
+    {"GET", "actions/schedules", access::mandate_read, list_schedules},
+    {"POST", "actions/schedules", access::mandate_write, create_schedule},
+    {"GET", "actions/schedules/:schedule", access::mandate_read, show_schedule},
+    {"DELETE", "actions/schedules/:schedule", access::mandate_write, delete_schedule},
     {"GET", "actions/:action", access::mandate_read, show_action},
     {"POST", "actions/:action/cancel", access::mandate_write, cancel_action},
     {"GET", "devices/by-:selector/:identifier/actions", access::mandate_read, list_actions},
     {"POST", "devices/by-:selector/:identifier/actions", access::mandate_write, create_action},
+    {"GET", "devices/by-:selector/:identifier/actions/schedules", access::mandate_read, list_schedules},
+    {"POST", "devices/by-:selector/:identifier/actions/schedules", access::mandate_write, create_schedule},
     {"POST", "devices/by-:selector/:identifier/actions/:type", access::mandate_write, create_action},
     {"GET", "devices/:device/actions", access::mandate_read, list_actions},
     {"POST", "devices/:device/actions", access::mandate_write, create_action},
+    {"GET", "devices/:device/actions/schedules", access::mandate_read, list_schedules},
+    {"POST", "devices/:device/actions/schedules", access::mandate_write, create_schedule},
     {"GET", "devices/:device/actions/:action", access::mandate_read, show_action},
     {"POST", "devices/:device/actions/:type", access::mandate_write, create_action},
     {"POST", "devices/:device/actions/:action/cancel", access::mandate_write, cancel_action},
     {"GET", "devices/:device/interfaces/:interface/actions", access::mandate_read, list_actions},
     {"POST", "devices/:device/interfaces/:interface/actions", access::mandate_write, create_action},
     {"GET", "devices/:device/interfaces/:interface/actions/types", access::mandate_read, list_action_types},
+    {"GET", "devices/:device/interfaces/:interface/actions/schedules", access::mandate_read, list_schedules},
+    {"POST", "devices/:device/interfaces/:interface/actions/schedules", access::mandate_write, create_schedule},
     {"GET", "devices/:device/interfaces/:interface/actions/:action", access::mandate_read, show_action},
     {"POST", "devices/:device/interfaces/:interface/actions/:type", access::mandate_write, create_action},
     {"POST", "devices/:device/interfaces/:interface/actions/:action/cancel", access::mandate_write, cancel_action},
@@ -142,8 +154,15 @@ constexpr route admin_table[] = {
     {"DELETE", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_delete_driver_instance},
 };
 
+constexpr route webhook_table[] = {
+    {"POST", ":mandate_id/:instance", access::webhook, receive_webhook},
+};
+
 }  // namespace
 
+std::span<const route> webhook_routes() {
+  return webhook_table;
+}
 std::span<const route> api_routes() {
   return api_table;
 }

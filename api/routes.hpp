@@ -12,6 +12,7 @@ enum class access {
   mandate_read,   // a key bound to one mandate with read permission
   mandate_write,  // a key bound to one mandate with write permission
   superadmin,     // /admin/v1
+  webhook,        // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
 };
 
 using handler_fn = http_response (*)(request_context&);
@@ -27,7 +28,8 @@ struct route {
   bool never_blocks = false;
 };
 
-[[nodiscard]] std::span<const route> api_routes();    // under /api/v1
-[[nodiscard]] std::span<const route> admin_routes();  // under /admin/v1
+[[nodiscard]] std::span<const route> api_routes();      // under /api/v1
+[[nodiscard]] std::span<const route> admin_routes();    // under /admin/v1
+[[nodiscard]] std::span<const route> webhook_routes();  // under /webhooks/v1
 
 }  // namespace fl::api

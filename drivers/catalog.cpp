@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "drivers/gateway_management.hpp"
+#include "drivers/http_network_server.hpp"
 #include "drivers/manual.hpp"
 
 namespace fl::drivers {
@@ -33,6 +34,7 @@ bool driver::matches_selector(const json::object& interface_opts, std::string_vi
 
 driver_catalog::driver_catalog() {
   drivers_.push_back(make_manual_driver());
+  drivers_.push_back(make_http_network_server_driver());
   drivers_.push_back(make_gateway_management_driver());
 }
 

@@ -45,7 +45,9 @@ class driver {
   [[nodiscard]] virtual std::string_view description() const = 0;
   [[nodiscard]] virtual std::vector<pipeline::action_type_info> action_types() const = 0;
   [[nodiscard]] virtual pipeline::field_errors check_instance_opts(const boost::json::object& opts) const = 0;
-  [[nodiscard]] virtual pipeline::field_errors check_interface_opts(const boost::json::object& opts) const = 0;
+  // `instance_opts`: the opts of the interface's driver instance (what the interface needs may depend on them).
+  [[nodiscard]] virtual pipeline::field_errors check_interface_opts(const boost::json::object& opts,
+                                                                    const boost::json::object& instance_opts) const = 0;
   // Called only for one of action_types().
   [[nodiscard]] virtual pipeline::field_errors check_action_opts(std::string_view type,
                                                                  const boost::json::object& opts) const = 0;

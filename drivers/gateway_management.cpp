@@ -60,7 +60,7 @@ class gateway_management_driver final : public driver {
     (void)in.integer("answer_timeout_s", 1, 3600);
     return in.take();
   }
-  pipeline::field_errors check_interface_opts(const json::object& opts) const override {
+  pipeline::field_errors check_interface_opts(const json::object& opts, const json::object&) const override {
     opts_check in(opts);
     if (auto eui = in.string("gateway_eui", 16);
         eui && (eui->size() != 16 || eui->find_first_not_of("0123456789abcdefABCDEF") != std::string::npos))

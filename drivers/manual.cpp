@@ -105,7 +105,7 @@ class manual_driver final : public driver {
   }
   std::vector<pipeline::action_type_info> action_types() const override { return {{"Create packet", "create_packet"}}; }
   pipeline::field_errors check_instance_opts(const json::object&) const override { return {}; }
-  pipeline::field_errors check_interface_opts(const json::object&) const override { return {}; }
+  pipeline::field_errors check_interface_opts(const json::object&, const json::object&) const override { return {}; }
   pipeline::field_errors check_action_opts(std::string_view, const json::object& opts) const override {
     pipeline::field_errors errors;
     (void)read_create_packet(opts, &errors);

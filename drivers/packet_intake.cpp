@@ -7,8 +7,7 @@ namespace fl::drivers {
 
 namespace json = boost::json;
 
-void intake(pipeline::packet_service& packets, intake_packet packet,
-            std::function<void(intake_outcome, const json::object&)> done) {
+pipeline::packet_result<pipeline::pending_packet> prepare(pipeline::packet_service& packets, intake_packet packet) {
   const micros now = unique_now_micros();
   const micros at = packet.transceived_at.value_or(now);
   const uuid id = packet.id.value_or(uuid::random());
@@ -26,8 +25,13 @@ void intake(pipeline::packet_service& packets, intake_packet packet,
                    {"is_meta", false},
                    {"driver", packet.driver}};
   if (packet.packet_type) doc["packet_type"] = *packet.packet_type;
-  auto pending = packets.create(
+  return packets.create(
       {packet.mandate, std::move(packet.device), id, at, std::move(doc), std::move(packet.interface_doc)});
+}
+
+void intake(pipeline::packet_service& packets, intake_packet packet,
+            std::function<void(intake_outcome, const json::object&)> done) {
+  auto pending = prepare(packets, std::move(packet));
   if (!pending) {
     switch (pending.error().code) {
       case pipeline::packet_errc::duplicate_id:

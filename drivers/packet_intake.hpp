@@ -28,6 +28,10 @@ struct intake_packet {
 
 enum class intake_outcome : std::uint8_t { stored, duplicate, no_device, failed };
 
+// Validated and claimed, not written yet: `commit` writes it (the caller may answer only once it is
+// durable, as the webhook route does).
+[[nodiscard]] pipeline::packet_result<pipeline::pending_packet> prepare(pipeline::packet_service& packets,
+                                                                        intake_packet packet);
 // Starts the create; `done(outcome, packet doc)` runs once, on the group-commit thread when the
 // write went to it, else at once.
 void intake(pipeline::packet_service& packets, intake_packet packet,

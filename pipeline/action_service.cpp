@@ -203,6 +203,7 @@ action_result<json::object> action_service::create(action_create request) {
     }
   }
   records_.put(batch, {record_kind::action, mandate, id}, doc);
+  if (request.also_write) request.also_write(batch);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
   for (const auto& o : overridden) publish(mandate, o);

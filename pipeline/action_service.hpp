@@ -10,6 +10,7 @@
 // Lists load the mandate's actions and page them in memory, like the other catalog lists.
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +54,9 @@ struct action_create {
   bool override_pending = false;
   std::optional<std::int64_t> cancel_after_ms;
   action_event created;  // the first event: created_by_user (or the schedule's)
+  // Further writes that must land in the same batch as the action (a schedule's next firing), so a
+  // crash leaves both or neither. Called under the catalog's writer lock.
+  std::function<void(storage::write_batch&)> also_write;
 };
 
 class action_service {

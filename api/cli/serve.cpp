@@ -175,7 +175,8 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   app.parsing.start();
   app.reparse.start();  // unfinished reparse jobs continue from their stored progress
   app.timers.start();
-  app.drivers.start();  // connects enabled driver instances, resolves interrupted actions, runs pending ones
+  app.schedules.start();  // re-arms stored schedules; missed firings fire once now
+  app.drivers.start();    // connects enabled driver instances, resolves interrupted actions, runs pending ones
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
   std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
   std::fflush(stdout);

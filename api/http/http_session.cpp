@@ -45,6 +45,7 @@ http_request from_beast(const http::request<http::string_body>& req) {
   if (q != std::string_view::npos) out.query = std::string(target.substr(q + 1));
   out.body = req.body();
   if (auto it = req.find("x-api-key"); it != req.end()) out.api_key_header = std::string(it->value());
+  if (auto it = req.find(http::field::authorization); it != req.end()) out.authorization = std::string(it->value());
   out.websocket_upgrade = beast::websocket::is_upgrade(req);
   if (out.websocket_upgrade) {
     const auto joined = [&](http::field f) {

@@ -17,6 +17,7 @@ struct http_request {
   std::string query;   // raw query string without '?'
   std::string body;
   std::string api_key_header;      // x-api-key, empty when absent
+  std::string authorization;       // Authorization (webhooks authenticate with it), empty when absent
   bool websocket_upgrade = false;  // a websocket handshake (GET with Upgrade: websocket)
   // Of a handshake: Sec-WebSocket-Version and Sec-WebSocket-Key (repeated headers joined by ",").
   std::string websocket_version, websocket_key;

@@ -22,17 +22,13 @@ uuid id_field(const json::object& doc, std::string_view key) {
   return uuid::parse(v->get_string()).value_or(uuid::nil());
 }
 
+}  // namespace
+
 bool has_param(const request_context& ctx, std::string_view name) {
   for (const auto& [key, value] : ctx.params)
     if (key == name) return true;
   return false;
 }
-
-// The device and interface the path names (nil when it names none); 404 for unknown ones.
-struct path_scope {
-  uuid device;
-  uuid interface_id;
-};
 
 api_result<path_scope> scope_of(request_context& ctx) {
   path_scope scope;
@@ -51,8 +47,6 @@ api_result<path_scope> scope_of(request_context& ctx) {
   }
   return scope;
 }
-
-}  // namespace
 
 api_error action_failure(const pipeline::action_error& e) {
   switch (e.code) {
@@ -142,6 +136,13 @@ api_result<pipeline::action_event> created_by_caller(request_context& ctx) {
   }
   return pipeline::action_event{"created_by_user", "info", "created through the API",
                                 json::object{{"user_name", name}, {"user_id", ctx.caller.key_id.str()}}};
+}
+
+api_result<std::vector<uuid>> selected_device_ids(request_context& ctx) {
+  if (has_param(ctx, "selector")) return select_devices(ctx, ctx.param("selector"), ctx.param("identifier"));
+  auto scope = scope_of(ctx);
+  if (!scope) return scope.error();
+  return std::vector<uuid>{scope->device};
 }
 
 api_result<std::vector<json::object>> with_device_and_interface(request_context& ctx, std::vector<json::object> docs) {

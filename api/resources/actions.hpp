@@ -12,6 +12,16 @@ http_response list_action_types(request_context& ctx);
 http_response create_action(request_context& ctx);
 http_response cancel_action(request_context& ctx);
 
+// The device and interface a path names (nil when it names none); 404 for unknown ones.
+struct path_scope {
+  uuid device;
+  uuid interface_id;
+};
+[[nodiscard]] bool has_param(const request_context& ctx, std::string_view name);
+[[nodiscard]] api_result<path_scope> scope_of(request_context& ctx);
+// The devices a list path names: a `by-:selector` path's matches, else the path's device (nil: none).
+[[nodiscard]] api_result<std::vector<uuid>> selected_device_ids(request_context& ctx);
+
 // Shared with schedules: the service's refusal as an HTTP answer, the target a path names, and the
 // created_by_user event of the caller.
 [[nodiscard]] api_error action_failure(const pipeline::action_error& e);

@@ -434,7 +434,8 @@ api_result<void> check_driver_instance(request_context& ctx, const json::object&
   const auto* driver = ctx.app.driver_types.find((*found)->at("driver").as_string());
   if (!driver) return {};
   field_reader in(doc);
-  for (const auto& [field, message] : driver->check_interface_opts(doc.at("opts").as_object()))
+  for (const auto& [field, message] :
+       driver->check_interface_opts(doc.at("opts").as_object(), (*found)->at("opts").as_object()))
     in.fail("opts." + field, message);
   if (!in.ok()) return in.error();
   return {};
