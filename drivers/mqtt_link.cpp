@@ -518,7 +518,7 @@ struct mqtt_link::impl {
         break;
       case link_state::connected:
         spdlog::info("mqtt {}: connected{}", name_,
-                     failures_ > 0 ? " (after " + std::to_string(failures_) + " failed attempts)" : "");
+                     failed_attempts_ > 0 ? " (after " + std::to_string(failed_attempts_) + " failed attempts)" : "");
         break;
       case link_state::disconnected:
         spdlog::warn("mqtt {}: disconnected: {}; retrying with back-off", name_, why);
@@ -581,6 +581,7 @@ struct mqtt_link::impl {
       std::lock_guard lock(mutex_);
       session_up_ = true;
     }
+    failed_attempts_ = failures_;  // for the log line once connected
     if (!refused_last_connection_) failures_ = 0;
     const bool session_present = (flags & 1) != 0;
     if (!session_present) {
@@ -705,7 +706,8 @@ struct mqtt_link::impl {
   int connect_sub_mid_ = -1;  // the subscription after CONNACK: its SUBACK makes the link connected
   bool refused_on_connection_ = false;
   bool refused_last_connection_ = false;  // back-off keeps growing until a message is stored again
-  int failures_ = 0;
+  int failures_ = 0;                      // drives the back-off
+  int failed_attempts_ = 0;               // since the last connection, for the log
   std::string last_error_;
   std::map<int, pending_publish> pending_;  // mid -> waiting for on_publish
   std::mt19937_64 rng_{std::random_device{}()};
