@@ -463,7 +463,7 @@ TEST(mqtt_link, broker_restart_loses_no_acknowledged_message) {
   EXPECT_EQ(r.stored()[4].topic, "dev/c/up");
   EXPECT_EQ(link.state(), link_state::connected);
   EXPECT_EQ(link.counters().connects, 2u);
-  EXPECT_GE(link.counters().connection_failures, 2u);
+  EXPECT_GE(link.counters().connection_failures, 1u);
   // Transitions are reported once each, however many attempts failed in between.
   EXPECT_TRUE(wait_until([&] { return r.states().size() >= 4; }));  // on_state runs just after state() changes
   EXPECT_EQ(r.states(), (std::vector<link_state>{link_state::connecting, link_state::connected,

@@ -1,5 +1,5 @@
 #pragma once
-// A real mosquitto broker for tests, on free 127.0.0.1 ports, with its config, log (log_type all)
+// A real mosquitto broker for tests, on reserved 127.0.0.1 ports, with its config, log (log_type all)
 // and persistence in a temp dir of its own. stop() sends SIGTERM (the broker saves its persistence
 // file) and start() runs it again on the same ports and directory: a broker restart. Killed when the
 // test ends.
@@ -37,20 +37,34 @@ bool wait_until(Ready&& ready, std::chrono::milliseconds limit = std::chrono::se
   return true;
 }
 
-// A port nothing listens on right now (bound to port 0, read back, released).
-inline std::uint16_t free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::uint16_t port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = ntohs(a.sin_port);
-  if (fd >= 0) ::close(fd);
-  return port;
-}
+// A loopback port held for a test: bound with SO_REUSEADDR but never listening. Nothing else can
+// take it (bind(0) and the source ports of connect() skip bound ports), connecting to it is refused,
+// and mosquitto, which sets SO_REUSEADDR too, can still listen on it. Tests run in parallel (ctest
+// -j): without this, a link retrying a port whose broker is down could reach another test's broker.
+class port_reservation {
+ public:
+  port_reservation() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    const int on = 1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd_ >= 0 && ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0 &&
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port_ = ntohs(a.sin_port);
+  }
+  ~port_reservation() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  port_reservation(const port_reservation&) = delete;
+  port_reservation& operator=(const port_reservation&) = delete;
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  int fd_;
+  std::uint16_t port_ = 0;
+};
 
 struct broker_options {
   bool persistence = false;
@@ -62,10 +76,7 @@ class mosquitto_broker {
  public:
   enum class listeners { all, second_only };
 
-  explicit mosquitto_broker(broker_options options = {})
-      : options_(std::move(options)),
-        port_(free_loopback_port()),
-        second_port_(options_.second_listener ? free_loopback_port() : 0) {}
+  explicit mosquitto_broker(broker_options options = {}) : options_(std::move(options)) {}
   ~mosquitto_broker() {
     if (pid_ > 0) {
       ::kill(pid_, SIGCONT);  // in case a test left it paused
@@ -119,8 +130,8 @@ class mosquitto_broker {
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
 
-  [[nodiscard]] std::uint16_t port() const { return port_; }
-  [[nodiscard]] std::uint16_t second_port() const { return second_port_; }
+  [[nodiscard]] std::uint16_t port() const { return port_.port(); }
+  [[nodiscard]] std::uint16_t second_port() const { return options_.second_listener ? second_port_.port() : 0; }
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_.path(); }
 
   [[nodiscard]] std::string log() const {
@@ -148,8 +159,8 @@ class mosquitto_broker {
 
   void write_config(listeners which) const {
     std::ofstream c(config_path(), std::ios::trunc);
-    if (which == listeners::all) c << "listener " << port_ << " 127.0.0.1\n";
-    if (second_port_ != 0) c << "listener " << second_port_ << " 127.0.0.1\n";
+    if (which == listeners::all) c << "listener " << port() << " 127.0.0.1\n";
+    if (options_.second_listener) c << "listener " << second_port() << " 127.0.0.1\n";
     if (options_.password_file.empty()) {
       c << "allow_anonymous true\n";
     } else {
@@ -164,8 +175,8 @@ class mosquitto_broker {
 
   broker_options options_;
   temp_dir dir_;
-  std::uint16_t port_;
-  std::uint16_t second_port_;
+  port_reservation port_;
+  port_reservation second_port_;  // held even when unused: cheaper than optional
   pid_t pid_ = -1;
 };
 
