@@ -5,6 +5,7 @@
 #include "drivers/gateway_management.hpp"
 #include "drivers/http_network_server.hpp"
 #include "drivers/manual.hpp"
+#include "drivers/mqtt_client.hpp"
 
 namespace fl::drivers {
 
@@ -34,6 +35,7 @@ bool driver::matches_selector(const json::object& interface_opts, std::string_vi
 
 driver_catalog::driver_catalog() {
   drivers_.push_back(make_manual_driver());
+  drivers_.push_back(make_mqtt_client_driver());
   drivers_.push_back(make_http_network_server_driver());
   drivers_.push_back(make_gateway_management_driver());
 }

@@ -1,0 +1,200 @@
+#include "drivers/mqtt_client.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "core/crypto.hpp"
+#include "drivers/mqtt_link.hpp"
+#include "drivers/mqtt_topic.hpp"
+#include "drivers/opts_check.hpp"
+#include "drivers/packet_intake.hpp"
+
+namespace fl::drivers {
+
+namespace json = boost::json;
+using storage::record_kind;
+
+namespace {
+
+constexpr std::string_view module_name = "mqtt_client";
+constexpr std::size_t max_topic = 1024;
+
+void check_topic(opts_check& in, std::string_view key, const std::optional<std::string>& topic, bool filter) {
+  if (!topic) return;
+  const topic_error e = filter ? check_subscription_filter(*topic, max_topic) : check_publish_topic(*topic, max_topic);
+  if (e != topic_error::none) in.fail(key, std::string(to_string(e)));
+}
+
+// Valid UTF-8 (the MQTT driver's payloads are utf8 packets); other bytes are stored as binary hex.
+bool is_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string text_of(const json::object& doc, std::string_view key) {
+  const auto* v = doc.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+class mqtt_connection final : public driver_connection {
+ public:
+  mqtt_connection(driver_context& ctx, const uuid& mandate, mqtt_link_config config, int qos)
+      : ctx_(ctx),
+        mandate_(mandate),
+        qos_(qos),
+        link_(std::move(config), [this](const mqtt_message& m) { return on_message(m); }) {}
+
+  bool start() { return link_.start().ok(); }
+
+  void set_interfaces(const std::vector<json::object>& interfaces) override {
+    std::vector<std::string> filters;
+    {
+      std::lock_guard lock(mutex_);
+      interfaces_ = interfaces;
+      for (const auto& i : interfaces_) {
+        const auto* opts = i.if_contains("opts");
+        if (opts && opts->is_object()) {
+          std::string topic = text_of(opts->get_object(), "topic");
+          if (!topic.empty()) filters.push_back(std::move(topic));
+        }
+      }
+    }
+    std::sort(filters.begin(), filters.end());
+    filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
+    if (auto set = link_.set_subscriptions(std::move(filters), qos_); !set.ok())
+      spdlog::warn("mqtt_client: a stored topic filter was refused by the link");
+  }
+
+  void execute(const json::object& action, const json::object& interface_doc) override {
+    const uuid id = *uuid::parse(action.at("id").as_string());
+    const auto& opts = action.at("opts").as_object();
+    std::string topic = text_of(opts, "topic");
+    if (const auto* same = opts.if_contains("use_same_topic"); same && same->is_bool() && same->get_bool())
+      topic = text_of(interface_doc.at("opts").as_object(), "topic");
+    auto* actions = &ctx_.actions;
+    const uuid mandate = mandate_;
+    link_.publish(std::move(topic), text_of(opts, "payload"), qos_, false,
+                  [actions, mandate, id](publish_outcome outcome) {
+                    const bool ok = outcome.ok();
+                    auto moved = actions->move(
+                        mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
+                        pipeline::action_event{ok ? "published_to_broker" : "publish_failed",
+                                               ok ? "executed" : "errored",
+                                               ok ? std::string("the broker accepted the message")
+                                                  : "the message was not published: " + outcome.reason,
+                                               json::object{{"outcome", to_string(outcome.status)}}});
+                    if (!moved) spdlog::info("publish action {} had moved on before the broker answered", id.str());
+                  });
+  }
+
+ private:
+  // On the link's thread; true once every matching interface's packet is durable.
+  bool on_message(const mqtt_message& m) {
+    std::vector<json::object> matching;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& i : interfaces_) {
+        const std::string filter = text_of(i.at("opts").as_object(), "topic");
+        if (!filter.empty() && topic_matches(filter, m.topic)) matching.push_back(i);
+      }
+    }
+    for (auto& iface : matching) {
+      auto device = ctx_.records.get({record_kind::device, mandate_, *uuid::parse(iface.at("device_id").as_string())});
+      if (!device) return false;  // the store failed: not acknowledged, the broker redelivers
+      if (!*device) continue;     // deleted meanwhile
+      const bool text = is_utf8(m.payload);
+      std::string payload = text ? std::string(m.payload) : to_hex(m.payload);
+      if (!text)
+        for (char& c : payload) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      auto outcome = intake_and_wait(
+          ctx_.packets,
+          {mandate_, std::move(**device), std::move(iface), std::string(module_name), text ? "utf8" : "binary",
+           json::value(payload), json::object{{"topic", m.topic}, {"qos", m.qos}, {"retained", m.retained}},
+           std::nullopt, std::nullopt, std::nullopt});
+      if (outcome == intake_outcome::failed) return false;
+    }
+    return true;
+  }
+
+  driver_context& ctx_;
+  uuid mandate_;
+  int qos_;
+  std::mutex mutex_;
+  std::vector<json::object> interfaces_;
+  mqtt_link link_;  // last: stopped (and its thread joined) first
+};
+
+class mqtt_client_driver final : public driver {
+ public:
+  std::string_view module() const override { return module_name; }
+  std::string_view display_name() const override { return "MQTT client"; }
+  std::string_view description() const override {
+    return "Subscribes to an MQTT broker: messages on an interface's topic become packets of its device; publish "
+           "sends a message.";
+  }
+  std::vector<pipeline::action_type_info> action_types() const override { return {{"Publish", "publish"}}; }
+  pipeline::field_errors check_instance_opts(const json::object& opts) const override {
+    opts_check in(opts);
+    (void)in.string("host", 255, true);
+    (void)in.integer("port", 1, 65535);
+    (void)in.string("username", 255);
+    (void)in.string("password", 255);
+    (void)in.string("client_id", 128);
+    (void)in.integer("keepalive_s", 5, 3600);
+    (void)in.integer("qos", 0, 1);
+    return in.take();
+  }
+  pipeline::field_errors check_interface_opts(const json::object& opts, const json::object&) const override {
+    opts_check in(opts);
+    check_topic(in, "topic", in.string("topic", max_topic, true), true);
+    return in.take();
+  }
+  pipeline::field_errors check_action_opts(std::string_view, const json::object& opts) const override {
+    opts_check in(opts);
+    const bool same = in.boolean("use_same_topic").value_or(false);
+    auto topic = in.string("topic", max_topic, !same);
+    if (!same) check_topic(in, "topic", topic, false);
+    (void)in.string("payload", 256 * 1024, false);
+    if (!opts.contains("payload")) in.fail("payload", "is required");
+    return in.take();
+  }
+  std::unique_ptr<driver_connection> connect(const json::object& instance, driver_context& ctx) const override {
+    const auto& opts = instance.at("opts").as_object();
+    if (!check_instance_opts(opts).empty()) {
+      spdlog::warn("mqtt_client instance {} has invalid opts; it is not started", text_of(instance, "id"));
+      return nullptr;
+    }
+    mqtt_link_config config;
+    config.host = text_of(opts, "host");
+    if (const auto* p = opts.if_contains("port"); p && p->is_int64()) config.port = static_cast<std::uint16_t>(p->get_int64());
+    config.username = text_of(opts, "username");
+    config.password = text_of(opts, "password");
+    // Fixed per instance: the broker keeps the session (subscriptions, queued QoS 1 messages) for it.
+    config.client_id = text_of(opts, "client_id");
+    if (config.client_id.empty()) config.client_id = "fieldline-" + text_of(instance, "id");
+    if (const auto* k = opts.if_contains("keepalive_s"); k && k->is_int64()) config.keepalive = std::chrono::seconds(k->get_int64());
+    int qos = 1;
+    if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
+    auto connection = std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()),
+                                                        std::move(config), qos);
+    if (!connection->start()) return nullptr;
+    return connection;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<driver> make_mqtt_client_driver() {
+  return std::make_unique<mqtt_client_driver>();
+}
+
+}  // namespace fl::drivers
