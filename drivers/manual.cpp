@@ -66,8 +66,10 @@ class manual_connection final : public driver_connection {
   void execute(const json::object& action, const json::object& interface_doc) override {
     const uuid mandate = *uuid::parse(action.at("mandate_id").as_string());
     const uuid id = *uuid::parse(action.at("id").as_string());
-    auto resolve = [this, mandate, id](pipeline::action_state to, pipeline::action_event e) {
-      if (auto moved = ctx_.actions.move(mandate, id, to, std::move(e)); !moved)
+    // The packet's commit may complete after this connection is gone: the callback holds only the
+    // action service, which outlives every connection.
+    auto resolve = [actions = &ctx_.actions, mandate, id](pipeline::action_state to, pipeline::action_event e) {
+      if (auto moved = actions->move(mandate, id, to, std::move(e)); !moved)
         spdlog::info("action {} was not resolved: it moved on meanwhile", id.str());
     };
     pipeline::field_errors problems;

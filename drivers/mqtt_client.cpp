@@ -82,18 +82,17 @@ class mqtt_connection final : public driver_connection {
       topic = text_of(interface_doc.at("opts").as_object(), "topic");
     auto* actions = &ctx_.actions;
     const uuid mandate = mandate_;
-    link_.publish(std::move(topic), text_of(opts, "payload"), qos_, false,
-                  [actions, mandate, id](publish_outcome outcome) {
-                    const bool ok = outcome.ok();
-                    auto moved = actions->move(
-                        mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
-                        pipeline::action_event{ok ? "published_to_broker" : "publish_failed",
-                                               ok ? "executed" : "errored",
-                                               ok ? std::string("the broker accepted the message")
-                                                  : "the message was not published: " + outcome.reason,
-                                               json::object{{"outcome", to_string(outcome.status)}}});
-                    if (!moved) spdlog::info("publish action {} had moved on before the broker answered", id.str());
-                  });
+    link_.publish(
+        std::move(topic), text_of(opts, "payload"), qos_, false, [actions, mandate, id](publish_outcome outcome) {
+          const bool ok = outcome.ok();
+          auto moved = actions->move(
+              mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
+              pipeline::action_event{ok ? "published_to_broker" : "publish_failed", ok ? "executed" : "errored",
+                                     ok ? std::string("the broker accepted the message")
+                                        : "the message was not published: " + outcome.reason,
+                                     json::object{{"outcome", to_string(outcome.status)}}});
+          if (!moved) spdlog::info("publish action {} had moved on before the broker answered", id.str());
+        });
   }
 
  private:
@@ -115,11 +114,11 @@ class mqtt_connection final : public driver_connection {
       std::string payload = text ? std::string(m.payload) : to_hex(m.payload);
       if (!text)
         for (char& c : payload) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      auto outcome = intake_and_wait(
-          ctx_.packets,
-          {mandate_, std::move(**device), std::move(iface), std::string(module_name), text ? "utf8" : "binary",
-           json::value(payload), json::object{{"topic", m.topic}, {"qos", m.qos}, {"retained", m.retained}},
-           std::nullopt, std::nullopt, std::nullopt});
+      auto outcome =
+          intake_and_wait(ctx_.packets, {mandate_, std::move(**device), std::move(iface), std::string(module_name),
+                                         text ? "utf8" : "binary", json::value(payload),
+                                         json::object{{"topic", m.topic}, {"qos", m.qos}, {"retained", m.retained}},
+                                         std::nullopt, std::nullopt, std::nullopt});
       if (outcome == intake_outcome::failed) return false;
     }
     return true;
@@ -175,13 +174,15 @@ class mqtt_client_driver final : public driver {
     }
     mqtt_link_config config;
     config.host = text_of(opts, "host");
-    if (const auto* p = opts.if_contains("port"); p && p->is_int64()) config.port = static_cast<std::uint16_t>(p->get_int64());
+    if (const auto* p = opts.if_contains("port"); p && p->is_int64())
+      config.port = static_cast<std::uint16_t>(p->get_int64());
     config.username = text_of(opts, "username");
     config.password = text_of(opts, "password");
     // Fixed per instance: the broker keeps the session (subscriptions, queued QoS 1 messages) for it.
     config.client_id = text_of(opts, "client_id");
     if (config.client_id.empty()) config.client_id = "fieldline-" + text_of(instance, "id");
-    if (const auto* k = opts.if_contains("keepalive_s"); k && k->is_int64()) config.keepalive = std::chrono::seconds(k->get_int64());
+    if (const auto* k = opts.if_contains("keepalive_s"); k && k->is_int64())
+      config.keepalive = std::chrono::seconds(k->get_int64());
     int qos = 1;
     if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
     auto connection = std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()),
