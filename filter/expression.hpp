@@ -27,6 +27,8 @@ struct schema {
 [[nodiscard]] const schema& packet_schema();
 [[nodiscard]] const schema& reading_schema();
 [[nodiscard]] const schema& folder_schema();
+[[nodiscard]] const schema& action_schema();
+[[nodiscard]] const schema& schedule_schema();
 
 struct compile_error {
   std::size_t position = 0;  // 0-based character offset into the expression

@@ -54,4 +54,19 @@ const schema& folder_schema() {
   return s;
 }
 
+const schema& action_schema() {
+  static const schema s{"action",
+                        {"id", "type", "opts", "override", "cancel_after", "device_id", "interface_id", "mandate_id",
+                         "state", "events", "executed_at", "inserted_at", "updated_at", "result", "order"}};
+  return s;
+}
+
+const schema& schedule_schema() {
+  static const schema s{
+      "schedule",
+      {"id", "device_id", "interface_id", "schedule", "schedule_tz", "execute_at", "type", "opts", "override",
+       "cancel_after", "mandate_id", "timer_id", "next_fire_at", "last_fired_at", "inserted_at", "updated_at"}};
+  return s;
+}
+
 }  // namespace fl::filter

@@ -4,6 +4,7 @@
 
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
+#include "api/resources/list_filter.hpp"
 #include "pipeline/changes.hpp"
 
 namespace fl::api {
@@ -179,6 +180,8 @@ api_result<std::vector<json::object>> with_device_and_interface(request_context&
 http_response list_actions(request_context& ctx) {
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "executed_at", "updated_at"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
+  auto keep = filter_param(ctx.query, filter::action_schema());
+  if (!keep) return error_response(keep.error());
   std::vector<json::object> docs;
   if (has_param(ctx, "selector")) {
     auto ids = select_devices(ctx, ctx.param("selector"), ctx.param("identifier"));
@@ -203,6 +206,7 @@ http_response list_actions(request_context& ctx) {
       });
     }
   }
+  if (*keep) std::erase_if(docs, [&](const json::object& a) { return !(*keep)(a); });
   auto page = paginate(std::move(docs), *page_req);
   if (!page) return error_response(page.error());
   std::vector<json::object> items;

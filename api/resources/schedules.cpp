@@ -2,6 +2,7 @@
 
 #include "api/http/pagination.hpp"
 #include "api/resources/actions.hpp"
+#include "api/resources/list_filter.hpp"
 
 namespace fl::api {
 
@@ -26,6 +27,8 @@ json::object timer_of(const json::object& schedule) {
 http_response list_schedules(request_context& ctx) {
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
+  auto keep = filter_param(ctx.query, filter::schedule_schema());
+  if (!keep) return error_response(keep.error());
   auto devices = selected_device_ids(ctx);
   if (!devices) return error_response(devices.error());
   uuid interface_id;
@@ -40,6 +43,7 @@ http_response list_schedules(request_context& ctx) {
     if (!some) return error_response(action_failure(some.error()));
     for (auto& s : *some) docs.push_back(std::move(s));
   }
+  if (*keep) std::erase_if(docs, [&](const json::object& s) { return !(*keep)(s); });
   auto page = paginate(std::move(docs), *page_req);
   if (!page) return error_response(page.error());
   std::vector<json::object> items;

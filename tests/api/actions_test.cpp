@@ -138,6 +138,17 @@ TEST_F(actions, lists_filter_by_state) {
   EXPECT_EQ(pending.data().as_array()[0].at("id"), json::value(waiting));
 }
 
+TEST_F(actions, lists_take_a_filter_expression) {
+  create_packet_action(device_, {{"opts", json::object{{"payload", "01"}, {"encoding", "hex"}}}});
+  create_packet_action(device_, {{"opts", json::object{{"payload", "02"}, {"encoding", "hex"}}}});
+  auto r = call("GET", "/api/v1/actions?filter=" + std::string("opts.payload%20%3D%3D%20%2202%22"), key_);
+  ASSERT_EQ(r.status, 200) << r.text;
+  ASSERT_EQ(r.data().as_array().size(), 1u);
+  EXPECT_EQ(r.data().as_array()[0].at("opts").at("payload"), "02");
+  EXPECT_EQ(call("GET", "/api/v1/actions?filter=nonsense%20%3D%3D", key_).status, 422);
+  EXPECT_EQ(call("GET", "/api/v1/actions?filter=colour%20%3D%3D%201", key_).status, 422);
+}
+
 TEST_F(actions, available_types_follow_the_interface_driver) {
   auto r = call("GET", "/api/v1/devices/" + device_ + "/interfaces/" + iface_ + "/actions/types", key_);
   ASSERT_EQ(r.status, 200) << r.text;
