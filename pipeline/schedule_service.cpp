@@ -35,8 +35,9 @@ std::optional<micros> next_firing(const json::object& schedule, micros after) {
   return next_fire(*expression, *zone, after);
 }
 
-schedule_service::schedule_service(storage::records& records, action_service& actions, timer_queue& timers)
-    : records_(records), actions_(actions), timers_(timers) {}
+schedule_service::schedule_service(storage::records& records, action_service& actions, timer_queue& timers,
+                                   std::size_t max_per_mandate)
+    : records_(records), actions_(actions), timers_(timers), max_per_mandate_(max_per_mandate) {}
 
 action_result<json::object> schedule_service::create(schedule_create request) {
   field_errors problems;
@@ -91,6 +92,11 @@ action_result<json::object> schedule_service::create(schedule_create request) {
   if (request.execute_at) doc["execute_at"] = format_iso(*request.execute_at);
   if (request.cancel_after_ms) doc["cancel_after"] = *request.cancel_after_ms;
   auto writer = records_.writer();
+  auto count = records_.count(record_kind::schedule, mandate);
+  if (!count) return action_error{action_errc::storage, count.error()};
+  if (*count >= max_per_mandate_)
+    return action_error{field_errors{
+        {"schedule", "the mandate has reached its limit of " + std::to_string(max_per_mandate_) + " schedules"}}};
   auto batch = records_.batch();
   records_.put(batch, {record_kind::schedule, mandate, id}, doc);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};

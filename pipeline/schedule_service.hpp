@@ -37,7 +37,9 @@ struct schedule_create {
 
 class schedule_service {
  public:
-  schedule_service(storage::records& records, action_service& actions, timer_queue& timers);
+  // Each schedule holds a timer: a mandate may keep at most `max_per_mandate` (default 10,000).
+  schedule_service(storage::records& records, action_service& actions, timer_queue& timers,
+                   std::size_t max_per_mandate = 10'000);
 
   [[nodiscard]] action_result<boost::json::object> create(schedule_create request);
   [[nodiscard]] action_result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device,
@@ -55,6 +57,7 @@ class schedule_service {
   storage::records& records_;
   action_service& actions_;
   timer_queue& timers_;
+  std::size_t max_per_mandate_;
 };
 
 // A schedule's next firing after `after` (nullopt: a one-off, or a cron that never fires again).

@@ -209,6 +209,27 @@ TEST_F(schedules, deleting_the_device_deletes_its_schedules) {
   EXPECT_EQ(call("GET", "/api/v1/actions/schedules/" + r.id(), key_).status, 404);
 }
 
+TEST_F(schedules, a_mandate_keeps_a_bounded_number_of_schedules) {
+  pipeline::schedule_service small(*records_, app_->actions, app_->timers, 2);
+  const auto mandate = *uuid::parse(mandate_);
+  auto device = records_->get({storage::record_kind::device, mandate, *uuid::parse(device_)});
+  ASSERT_TRUE(device && *device);
+  auto make = [&] {
+    pipeline::schedule_create request;
+    request.target = {mandate, {**device}, std::nullopt, std::nullopt};
+    request.type = "create_packet";
+    request.opts = packet_opts();
+    request.schedule = "0 3 * * *";
+    request.schedule_tz = "UTC";
+    return small.create(std::move(request));
+  };
+  ASSERT_TRUE(make());
+  ASSERT_TRUE(make());
+  auto third = make();
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().code, pipeline::action_errc::invalid);
+}
+
 TEST_F(schedules, another_mandate_cannot_see_or_delete_them) {
   auto r =
       call("POST", "/api/v1/devices/" + device_ + "/actions/schedules", key_,
