@@ -53,8 +53,6 @@ class mqtt_connection final : public driver_connection {
         qos_(qos),
         link_(std::move(config), [this](const mqtt_message& m) { return on_message(m); }) {}
 
-  bool start() { return link_.start().ok(); }
-
   void set_interfaces(const std::vector<json::object>& interfaces) override {
     std::vector<std::string> filters;
     {
@@ -72,6 +70,13 @@ class mqtt_connection final : public driver_connection {
     filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
     if (auto set = link_.set_subscriptions(std::move(filters), qos_); !set.ok())
       spdlog::warn("mqtt_client: a stored topic filter was refused by the link");
+    // The link starts only once it knows its filters: right after the CONNACK the broker delivers
+    // what it queued for the session, and a message no filter matches is acknowledged and dropped.
+    if (!started_) {
+      started_ = true;
+      if (auto started = link_.start(); !started.ok())
+        spdlog::error("mqtt_client: the link did not start: {}", started.reason);
+    }
   }
 
   void execute(const json::object& action, const json::object& interface_doc) override {
@@ -127,6 +132,7 @@ class mqtt_connection final : public driver_connection {
   driver_context& ctx_;
   uuid mandate_;
   int qos_;
+  bool started_ = false;  // only touched on the driver host's thread
   std::mutex mutex_;
   std::vector<json::object> interfaces_;
   mqtt_link link_;  // last: stopped (and its thread joined) first
@@ -185,10 +191,9 @@ class mqtt_client_driver final : public driver {
       config.keepalive = std::chrono::seconds(k->get_int64());
     int qos = 1;
     if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
-    auto connection = std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()),
-                                                        std::move(config), qos);
-    if (!connection->start()) return nullptr;
-    return connection;
+    // Started by the host's first set_interfaces(), which follows at once.
+    return std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()), std::move(config),
+                                             qos);
   }
 };
 
