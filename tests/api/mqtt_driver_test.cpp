@@ -199,6 +199,25 @@ TEST_F(mqtt_driver, packets_and_their_readings_are_visible_over_the_rest_api) {
   EXPECT_EQ(readings[0].at("data").at("door"), "open");
 }
 
+TEST_F(mqtt_driver, a_disabled_interface_stores_nothing_until_it_is_enabled_again) {
+  const std::string path = "/api/v1/devices/" + sensor_ + "/interfaces/" + sensor_iface_;
+  auto off = call("PATCH", path, key_, json::object{{"interface", json::object{{"enabled", false}}}});
+  ASSERT_EQ(off.status, 200) << off.text;
+  // polling a condition: the link drops the filter no enabled interface has
+  ASSERT_TRUE(wait_until([&] { return broker_.log_count("Received UNSUBSCRIBE from " + client_id()) >= 1; }));
+  mqtt_test_client device("device-10");
+  ASSERT_TRUE(device.connect(broker_.port()));
+  ASSERT_TRUE(device.publish("sensors/1/up", "while disabled"));
+  auto on = call("PATCH", path, key_, json::object{{"interface", json::object{{"enabled", true}}}});
+  ASSERT_EQ(on.status, 200) << on.text;
+  ASSERT_TRUE(
+      wait_until([&] { return broker_.log_count(client_id() + " 1 sensors/1/up") >= 2; }, std::chrono::seconds(20)));
+  ASSERT_TRUE(device.publish("sensors/1/up", "enabled again"));
+  auto got = wait_for_packets(sensor_, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].at("payload"), "enabled again");
+}
+
 // ---- publish actions ----
 
 TEST_F(mqtt_driver, publish_reaches_a_subscribed_device_and_the_action_is_executed) {
@@ -241,6 +260,38 @@ TEST_F(mqtt_driver, publish_with_the_broker_stopped_is_errored) {
   auto shown = call("GET", "/api/v1/actions/" + r.id(), key_);
   EXPECT_EQ(event_types(shown.data()), (std::vector<std::string>{"created_by_user", "publish_failed"}));
   EXPECT_EQ(shown.data().at("events").as_array()[1].at("state"), "errored");
+}
+
+TEST_F(mqtt_driver, a_publish_waits_while_the_instance_is_disabled_and_goes_once_it_is_enabled) {
+  mqtt_test_client device("device-11");
+  ASSERT_TRUE(device.connect(broker_.port()));
+  ASSERT_TRUE(device.subscribe("sensors/1/cmd"));
+  const std::string path = "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + instance_;
+  auto off = call("PATCH", path, superadmin_, json::object{{"driver_instance", json::object{{"enabled", false}}}});
+  ASSERT_EQ(off.status, 200) << off.text;
+  auto r = publish_action(sensor_, {{"topic", "sensors/1/cmd"}, {"payload", "later"}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  EXPECT_EQ(state_of(r.id()), "pending");
+  auto on = call("PATCH", path, superadmin_, json::object{{"driver_instance", json::object{{"enabled", true}}}});
+  ASSERT_EQ(on.status, 200) << on.text;
+  // The instance's new link is still connecting when the pending action is handed to it.
+  EXPECT_EQ(finished_state(r.id()), "executed");
+  ASSERT_TRUE(device.wait_for_messages(1));
+  EXPECT_EQ(device.messages().at(0).payload, "later");
+}
+
+TEST_F(mqtt_driver, a_pending_publish_goes_out_after_a_restart) {
+  app_->drivers.stop();  // as if the server were down when the action was created
+  mqtt_test_client device("device-12");
+  ASSERT_TRUE(device.connect(broker_.port()));
+  ASSERT_TRUE(device.subscribe("sensors/1/cmd"));
+  auto r = publish_action(sensor_, {{"topic", "sensors/1/cmd"}, {"payload", "after restart"}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  const std::string id = r.id();
+  restart();
+  EXPECT_EQ(finished_state(id), "executed");
+  ASSERT_TRUE(device.wait_for_messages(1));
+  EXPECT_EQ(device.messages().at(0).payload, "after restart");
 }
 
 // ---- delivery across restarts ----

@@ -177,6 +177,24 @@ TEST_F(network_server_driver, an_interface_of_another_mandate_with_the_same_eui_
   EXPECT_EQ(packets_of(mine).size(), 0u);
 }
 
+TEST_F(network_server_driver, a_disabled_interface_receives_no_uplinks) {
+  const std::string instance = tts_instance();
+  const std::string device = lora_device(key_, "cellar", instance, tts_interface());
+  auto off = call("PATCH", "/api/v1/devices/" + device + "/interfaces/" + iface_of_[device], key_,
+                  json::object{{"interface", json::object{{"enabled", false}}}});
+  ASSERT_EQ(off.status, 200) << off.text;
+  // Answered 200 like other uplinks that are not stored: retrying would not change anything.
+  auto r = webhook(mandate_, instance, example("tts_uplink.json"));
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.data().at("stored"), false);
+  EXPECT_EQ(packets_of(device).size(), 0u);
+  auto on = call("PATCH", "/api/v1/devices/" + device + "/interfaces/" + iface_of_[device], key_,
+                 json::object{{"interface", json::object{{"enabled", true}}}});
+  ASSERT_EQ(on.status, 200) << on.text;
+  EXPECT_EQ(webhook(mandate_, instance, example("tts_uplink.json")).status, 200);
+  EXPECT_EQ(packets_of(device).size(), 1u);
+}
+
 // ---- downlinks ----
 
 TEST_F(network_server_driver, tts_send_down_frame_pushes_to_the_webhook_downlink_queue) {
@@ -285,6 +303,37 @@ TEST_F(network_server_driver, an_unreachable_network_server_makes_the_action_err
   EXPECT_EQ(refused.at("type"), "network_server_refused");
   EXPECT_EQ(refused.at("meta").at("status"), 0);
   EXPECT_FALSE(refused.at("meta").at("error").as_string().empty());
+}
+
+TEST_F(network_server_driver, a_downlink_waits_while_the_instance_is_disabled_and_goes_once_it_is_enabled) {
+  recording_http_server cs;
+  const std::string instance =
+      make_instance(mandate_, "http_network_server", chirpstack_opts(cs.base_url()), /*enabled=*/false);
+  const std::string device = lora_device(key_, "cellar", instance, {{"device_eui", chirpstack_eui}});
+  auto r = send_down_frame(device, {{"payload", "01"}, {"port", 2}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  auto enable = call("PATCH", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + instance, superadmin_,
+                     json::object{{"driver_instance", json::object{{"enabled", true}}}});
+  ASSERT_EQ(enable.status, 200) << enable.text;
+  // Nothing was sent before: the only request is the one after enabling.
+  EXPECT_EQ(finished_state(r.id()), "executed");
+  EXPECT_EQ(cs.requests().size(), 1u);
+}
+
+TEST_F(network_server_driver, editing_the_instance_sends_later_downlinks_with_the_new_opts) {
+  recording_http_server before, after;
+  const std::string instance = make_instance(mandate_, "http_network_server", chirpstack_opts(before.base_url()));
+  const std::string device = lora_device(key_, "cellar", instance, {{"device_eui", chirpstack_eui}});
+  ASSERT_EQ(finished_state(send_down_frame(device, {{"payload", "01"}, {"port", 2}}).id()), "executed");
+  auto opts = chirpstack_opts(after.base_url());
+  opts["api_token"] = "rotated-token";
+  auto edited = call("PATCH", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + instance, superadmin_,
+                     json::object{{"driver_instance", json::object{{"opts", opts}}}});
+  ASSERT_EQ(edited.status, 200) << edited.text;
+  ASSERT_EQ(finished_state(send_down_frame(device, {{"payload", "02"}, {"port", 2}}).id()), "executed");
+  EXPECT_EQ(before.requests().size(), 1u);
+  ASSERT_EQ(after.requests().size(), 1u);
+  EXPECT_EQ(after.requests()[0].header("authorization"), "Bearer rotated-token");
 }
 
 }  // namespace
