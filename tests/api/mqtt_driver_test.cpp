@@ -14,6 +14,7 @@
 
 #include "support/action_fixture.hpp"
 #include "support/mqtt_test_client.hpp"
+#include "support/run_command.hpp"
 #include "support/server_process.hpp"
 #include "support/source_path.hpp"
 
@@ -292,6 +293,52 @@ TEST_F(mqtt_driver, a_pending_publish_goes_out_after_a_restart) {
   EXPECT_EQ(finished_state(id), "executed");
   ASSERT_TRUE(device.wait_for_messages(1));
   EXPECT_EQ(device.messages().at(0).payload, "after restart");
+}
+
+// An instance logs in with its username and password under its own client id; a wrong password
+// leaves it unconnected, and its publishes fail instead of waiting.
+using mqtt_driver_login = action_fixture;
+
+TEST_F(mqtt_driver_login, an_instance_logs_in_with_its_username_password_and_client_id) {
+  temp_dir dir;
+  const auto password_file = (dir.path() / "passwords").string();
+  const auto made = run_command("mosquitto_passwd -b -c " + password_file +
+                                " fieldline s3cret && mosquitto_passwd -b " + password_file + " device devpw");
+  if (made.exit_code == 127) GTEST_SKIP() << "mosquitto_passwd is not installed (package mosquitto)";
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  broker_options options;
+  options.password_file = password_file;
+  mosquitto_broker broker(options);
+  ASSERT_TRUE(broker.start());
+  const json::object login{{"host", "127.0.0.1"},
+                           {"port", broker.port()},
+                           {"username", "fieldline"},
+                           {"password", "s3cret"},
+                           {"client_id", "plant-7"}};
+  const std::string instance = make_instance(mandate_, "mqtt_client", login);
+  const std::string sensor = make_device(key_, "secure", folder_);
+  make_interface(key_, sensor, instance, json::object{{"topic", "secure/up"}});
+  ASSERT_TRUE(broker_granted(broker, "plant-7", "secure/up")) << broker.log();
+  mqtt_test_client device("device-13");
+  ASSERT_TRUE(device.connect(broker.port(), "device", "devpw"));
+  ASSERT_TRUE(device.publish("secure/up", "signed in"));
+  ASSERT_TRUE(eventually(
+      [&] { return call("GET", "/api/v1/devices/" + sensor + "/packets", key_).data().as_array().size() == 1; }));
+
+  auto wrong = login;
+  wrong["password"] = "wrong";
+  wrong["client_id"] = "plant-8";
+  const std::string refused = make_instance(mandate_, "mqtt_client", wrong);
+  const std::string other = make_device(key_, "refused", folder_);
+  make_interface(key_, other, refused, json::object{{"topic", "refused/up"}});
+  auto r = call("POST", "/api/v1/devices/" + other + "/actions/publish", key_,
+                json::object{{"opts", json::object{{"topic", "refused/cmd"}, {"payload", "x"}}}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  const std::string id = r.id();
+  ASSERT_TRUE(eventually([&] { return state_of(id) == "errored"; })) << state_of(id);
+  EXPECT_EQ(call("GET", "/api/v1/actions/" + id, key_).data().at("events").as_array().at(1).at("meta").at("outcome"),
+            "not_connected");
+  EXPECT_GE(broker.log_count("not authorised"), 1u) << broker.log();
 }
 
 // ---- delivery across restarts ----
