@@ -345,24 +345,37 @@ TEST_F(mqtt_driver_login, an_instance_logs_in_with_its_username_password_and_cli
 
 // At least once: every message the broker acknowledged to the device is stored; one whose PUBACK
 // to the broker was lost in the restart may be stored twice.
-TEST_F(mqtt_driver, a_broker_restart_loses_no_message_the_broker_acknowledged) {
+TEST_F(mqtt_driver, a_broker_restart_while_the_device_publishes_loses_no_acknowledged_message) {
+  std::mutex mutex;
   std::vector<std::string> acked;
-  {
+  auto acked_count = [&] {
+    std::lock_guard lock(mutex);
+    return acked.size();
+  };
+  // The device keeps publishing through the restart; a message the broker did not acknowledge is
+  // sent again once the device's client has reconnected by itself.
+  std::thread publisher([&] {
     mqtt_test_client device("device-8");
-    ASSERT_TRUE(device.connect(broker_.port()));
-    for (int i = 0; i < 200; ++i)
-      if (device.publish("sensors/1/up", "before-" + std::to_string(i))) acked.push_back("before-" + std::to_string(i));
-  }
-  // At once: messages still queued for fieldline's session go into the broker's persistence file.
-  ASSERT_EQ(broker_.stop(), 0);
-  ASSERT_TRUE(broker_.start());
-  {
-    mqtt_test_client device("device-8");
-    ASSERT_TRUE(device.connect(broker_.port()));
-    for (int i = 0; i < 50; ++i)
-      if (device.publish("sensors/1/up", "after-" + std::to_string(i))) acked.push_back("after-" + std::to_string(i));
-  }
-  ASSERT_EQ(acked.size(), 250u);
+    if (!device.connect(broker_.port())) return;
+    for (int i = 0; i < 300; ++i) {
+      const std::string payload = "m-" + std::to_string(i);
+      for (int attempt = 0; attempt < 5; ++attempt) {
+        const int connects = device.connects();
+        if (device.publish("sensors/1/up", payload)) {
+          std::lock_guard lock(mutex);
+          acked.push_back(payload);
+          break;
+        }
+        wait_until([&] { return device.connects() > connects; }, std::chrono::seconds(30));
+      }
+    }
+  });
+  ASSERT_TRUE(wait_until([&] { return acked_count() >= 100; }, std::chrono::seconds(30)));
+  const std::size_t before_stop = acked_count();
+  EXPECT_EQ(broker_.stop(), 0);  // SIGTERM: the broker saves the sessions and what it queued for them
+  EXPECT_TRUE(broker_.start());
+  publisher.join();
+  ASSERT_EQ(acked.size(), 300u) << "the device could not publish everything after the restart";
   std::map<std::string, int> stored;
   eventually(
       [&] {
@@ -370,8 +383,13 @@ TEST_F(mqtt_driver, a_broker_restart_loses_no_message_the_broker_acknowledged) {
         return std::all_of(acked.begin(), acked.end(), [&](const auto& m) { return stored.contains(m); });
       },
       std::chrono::seconds(60));
-  for (const auto& m : acked) EXPECT_TRUE(stored.contains(m)) << m << " was acknowledged by the broker but is lost";
-  for (const auto& [payload, n] : stored) EXPECT_TRUE(payload.starts_with("before-") || payload.starts_with("after-"));
+  std::size_t twice = 0;
+  for (const auto& m : acked) {
+    EXPECT_TRUE(stored.contains(m)) << m << " was acknowledged by the broker but is lost";
+    twice += stored[m] > 1 ? 1 : 0;
+  }
+  std::cout << "[ info ] " << before_stop << " messages acknowledged before the broker stopped, " << twice
+            << " payloads stored twice (resent by the device or redelivered: at least once)\n";
 }
 
 // The broker delivers what it queued for fieldline's session right after the CONNACK: the link must
@@ -487,7 +505,7 @@ TEST(mqtt_driver_crash, messages_the_broker_accepted_are_stored_after_a_kill_9_a
   }
   EXPECT_EQ(lost, 0u) << "messages the broker accepted were lost in the crash";
   std::cout << "[ info ] " << acked.size() << " messages, " << before_kill << " seen stored before the kill, "
-            << duplicated << " stored twice (at least once)\n";
+            << duplicated << " payloads stored twice (resent by the device or redelivered: at least once)\n";
 }
 
 }  // namespace
