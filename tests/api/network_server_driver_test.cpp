@@ -249,6 +249,20 @@ TEST_F(network_server_driver, chirpstack_send_down_frame_enqueues_by_device_eui)
   EXPECT_EQ(item.at("confirmed"), true);
 }
 
+TEST_F(network_server_driver, a_downlink_addressed_by_eui_reaches_the_interface_with_that_eui) {
+  recording_http_server cs;
+  const std::string instance = make_instance(mandate_, "http_network_server", chirpstack_opts(cs.base_url()));
+  lora_device(key_, "first", instance, {{"device_eui", "70B3D57ED0000010"}});
+  lora_device(key_, "second", instance, {{"device_eui", "70B3D57ED0000020"}});
+  // Lower case here, upper case in the interface: EUIs compare without case.
+  auto r = call("POST", "/api/v1/devices/by-eui/70b3d57ed0000020/actions/send_down_frame", key_,
+                json::object{{"opts", json::object{{"payload", "AA"}, {"port", 3}}}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  ASSERT_EQ(finished_state(r.id()), "executed");
+  ASSERT_TRUE(cs.wait_for_requests(1));
+  EXPECT_EQ(cs.requests().at(0).target, "/api/devices/70b3d57ed0000020/queue");
+}
+
 TEST_F(network_server_driver, a_base_url_path_prefix_is_kept) {
   recording_http_server cs;
   const std::string instance =
