@@ -216,16 +216,24 @@ webhook_result receive_uplink_webhook(storage::records& records, pipeline::packe
   auto interfaces = records.list(record_kind::interface, mandate);
   if (!interfaces) return {webhook_status::failed, interfaces.error().message, {}, {}};
   const json::object* match = nullptr;
+  bool disabled_match = false;
   for (const auto& i : *interfaces) {
     if (text_of(i, "driver_instance_id") != instance.str()) continue;
     const auto* o = i.if_contains("opts");
     if (!o || !o->is_object()) continue;
     auto read = validate_interface_opts(opts->server, o->get_object());
     if (auto* ok = std::get_if<interface_opts>(&read); ok && ok->device_eui == uplink.device_eui) {
+      // A disabled interface takes nothing, as with the other drivers (the host hands them only enabled ones).
+      if (const auto* on = i.if_contains("enabled"); on && on->is_bool() && !on->get_bool()) {
+        disabled_match = true;
+        continue;
+      }
       match = &i;
       break;
     }
   }
+  if (!match && disabled_match)
+    return {webhook_status::ignored, "the interface with device_eui " + uplink.device_eui + " is disabled", {}, {}};
   if (!match)
     return {
         webhook_status::unknown_device, "no interface of this instance has device_eui " + uplink.device_eui, {}, {}};

@@ -23,7 +23,7 @@ namespace fl::drivers {
 enum class webhook_status : std::uint8_t {
   stored,          // the packet is written by `commit`
   duplicate,       // this uplink was stored before (a retried webhook)
-  ignored,         // not an uplink (join, status, ack events): nothing to store
+  ignored,         // not an uplink (join, status, ack events), or its interface is disabled: nothing to store
   unauthorized,    // no or a wrong webhook secret
   no_instance,     // no http_network_server instance of that id in that mandate
   disabled,        // the instance is disabled: uplinks are refused until it is enabled

@@ -51,9 +51,20 @@ class mqtt_connection final : public driver_connection {
       : ctx_(ctx),
         mandate_(mandate),
         qos_(qos),
-        link_(std::move(config), [this](const mqtt_message& m) { return on_message(m); }) {}
-
-  bool start() { return link_.start().ok(); }
+        link_(
+            std::move(config), [this](const mqtt_message& m) { return on_message(m); },
+            [this](link_state state) { on_state(state); }) {}
+  ~mqtt_connection() override {
+    link_.stop();  // its last state change (stopped) resolves the publishes still waiting ...
+    std::vector<waiting_publish> left;
+    {
+      std::lock_guard lock(mutex_);
+      left.swap(waiting_);
+    }
+    for (auto& p : left) publish(std::move(p));  // ... unless it never started: they fail at once
+  }
+  mqtt_connection(const mqtt_connection&) = delete;
+  mqtt_connection& operator=(const mqtt_connection&) = delete;
 
   void set_interfaces(const std::vector<json::object>& interfaces) override {
     std::vector<std::string> filters;
@@ -72,18 +83,46 @@ class mqtt_connection final : public driver_connection {
     filters.erase(std::unique(filters.begin(), filters.end()), filters.end());
     if (auto set = link_.set_subscriptions(std::move(filters), qos_); !set.ok())
       spdlog::warn("mqtt_client: a stored topic filter was refused by the link");
+    // The link starts only once it knows its filters: right after the CONNACK the broker delivers
+    // what it queued for the session, and a message no filter matches is acknowledged and dropped.
+    if (!started_) {
+      started_ = true;
+      if (auto started = link_.start(); !started.ok())
+        spdlog::error("mqtt_client: the link did not start: {}", started.reason);
+    }
   }
 
   void execute(const json::object& action, const json::object& interface_doc) override {
-    const uuid id = *uuid::parse(action.at("id").as_string());
     const auto& opts = action.at("opts").as_object();
-    std::string topic = text_of(opts, "topic");
+    waiting_publish p{*uuid::parse(action.at("id").as_string()), text_of(opts, "topic"), text_of(opts, "payload")};
     if (const auto* same = opts.if_contains("use_same_topic"); same && same->is_bool() && same->get_bool())
-      topic = text_of(interface_doc.at("opts").as_object(), "topic");
+      p.topic = text_of(interface_doc.at("opts").as_object(), "topic");
+    {
+      // Until the link's first connection attempt has ended, a publish waits for it instead of failing
+      // as not connected: an instance just enabled (or a server just started) gets its pending
+      // actions at once, while its link is still connecting.
+      std::lock_guard lock(mutex_);
+      if (!first_attempt_done_ && waiting_.size() < max_waiting_publishes) {
+        waiting_.push_back(std::move(p));
+        return;
+      }
+    }
+    publish(std::move(p));
+  }
+
+ private:
+  struct waiting_publish {
+    uuid id;
+    std::string topic;
+    std::string payload;
+  };
+  static constexpr std::size_t max_waiting_publishes = 1000;
+
+  void publish(waiting_publish p) {
     auto* actions = &ctx_.actions;
-    const uuid mandate = mandate_;
     link_.publish(
-        std::move(topic), text_of(opts, "payload"), qos_, false, [actions, mandate, id](publish_outcome outcome) {
+        std::move(p.topic), std::move(p.payload), qos_, false,
+        [actions, mandate = mandate_, id = p.id](publish_outcome outcome) {
           const bool ok = outcome.ok();
           auto moved = actions->move(
               mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
@@ -95,7 +134,20 @@ class mqtt_connection final : public driver_connection {
         });
   }
 
- private:
+  // On the link's thread. The first attempt's end (connected, or not) releases the waiting publishes:
+  // connected, they go out; otherwise they fail at once as not connected (or stopped).
+  void on_state(link_state state) {
+    if (state == link_state::connecting) return;
+    std::vector<waiting_publish> ready;
+    {
+      std::lock_guard lock(mutex_);
+      if (first_attempt_done_) return;
+      first_attempt_done_ = true;
+      ready.swap(waiting_);
+    }
+    for (auto& p : ready) publish(std::move(p));
+  }
+
   // On the link's thread; true once every matching interface's packet is durable.
   bool on_message(const mqtt_message& m) {
     std::vector<json::object> matching;
@@ -127,9 +179,12 @@ class mqtt_connection final : public driver_connection {
   driver_context& ctx_;
   uuid mandate_;
   int qos_;
+  bool started_ = false;  // only touched on the driver host's thread
   std::mutex mutex_;
-  std::vector<json::object> interfaces_;
-  mqtt_link link_;  // last: stopped (and its thread joined) first
+  std::vector<json::object> interfaces_;  // guarded by mutex_
+  bool first_attempt_done_ = false;       // guarded by mutex_
+  std::vector<waiting_publish> waiting_;  // guarded by mutex_
+  mqtt_link link_;                        // last: stopped (and its thread joined) first
 };
 
 class mqtt_client_driver final : public driver {
@@ -185,10 +240,9 @@ class mqtt_client_driver final : public driver {
       config.keepalive = std::chrono::seconds(k->get_int64());
     int qos = 1;
     if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
-    auto connection = std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()),
-                                                        std::move(config), qos);
-    if (!connection->start()) return nullptr;
-    return connection;
+    // Started by the host's first set_interfaces(), which follows at once.
+    return std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()), std::move(config),
+                                             qos);
   }
 };
 

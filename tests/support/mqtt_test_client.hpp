@@ -30,6 +30,7 @@ class mqtt_test_client {
       auto& c = *static_cast<mqtt_test_client*>(self);
       std::lock_guard lock(c.mutex_);
       c.connack_ = rc;
+      if (rc == 0) ++c.connects_;
     });
     mosquitto_subscribe_callback_set(mosq_, [](mosquitto*, void* self, int mid, int, const int*) {
       auto& c = *static_cast<mqtt_test_client*>(self);
@@ -88,6 +89,12 @@ class mqtt_test_client {
     });
   }
 
+  // Connections the broker accepted so far; the loop thread reconnects by itself after a loss.
+  int connects() {
+    std::lock_guard lock(mutex_);
+    return connects_;
+  }
+
   std::vector<received_message> messages() {
     std::lock_guard lock(mutex_);
     return messages_;
@@ -106,6 +113,7 @@ class mqtt_test_client {
   bool started_ = false;
   std::mutex mutex_;
   int connack_ = -1;
+  int connects_ = 0;
   std::set<int> subacks_;
   std::set<int> pubacks_;
   std::vector<received_message> messages_;
