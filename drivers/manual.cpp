@@ -13,7 +13,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t max_payload = 64 * 1024;  // bytes of a create_packet payload (a packet, not a file)
+constexpr std::size_t max_payload = 12 * 1024;  // bytes of a create_packet payload (its hex fits the opts bound)
 
 // The packet fields of valid create_packet opts, or the problems.
 struct packet_fields {
@@ -34,7 +34,7 @@ std::optional<packet_fields> read_create_packet(const json::object& opts, pipeli
     if (*encoding == "hex") {
       auto bytes = from_hex(*payload);
       if (!bytes || bytes->size() > max_payload) {
-        in.fail("payload", "must be a hex string of at most 64 KiB");
+        in.fail("payload", "must be a hex string of at most 12 KiB");
       } else {
         std::string upper = to_hex(*bytes);
         for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

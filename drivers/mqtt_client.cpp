@@ -47,10 +47,11 @@ std::string text_of(const json::object& doc, std::string_view key) {
 
 class mqtt_connection final : public driver_connection {
  public:
-  mqtt_connection(driver_context& ctx, const uuid& mandate, mqtt_link_config config, int qos)
+  mqtt_connection(driver_context& ctx, const uuid& mandate, mqtt_link_config config, int qos, std::string topic_prefix)
       : ctx_(ctx),
         mandate_(mandate),
         qos_(qos),
+        topic_prefix_(std::move(topic_prefix)),
         link_(
             std::move(config), [this](const mqtt_message& m) { return on_message(m); },
             [this](link_state state) { on_state(state); }) {}
@@ -97,6 +98,16 @@ class mqtt_connection final : public driver_connection {
     waiting_publish p{*uuid::parse(action.at("id").as_string()), text_of(opts, "topic"), text_of(opts, "payload")};
     if (const auto* same = opts.if_contains("use_same_topic"); same && same->is_bool() && same->get_bool())
       p.topic = text_of(interface_doc.at("opts").as_object(), "topic");
+    if (!p.topic.starts_with(topic_prefix_)) {
+      // Interfaces are held to the prefix when saved; a publish topic only here (its check cannot
+      // see the instance).
+      auto moved = ctx_.actions.move(
+          mandate_, p.id, pipeline::action_state::errored,
+          pipeline::action_event{"publish_failed", "errored",
+                                 "the topic is outside the instance's topic_prefix " + topic_prefix_, nullptr});
+      if (!moved) spdlog::info("publish action {} had moved on", p.id.str());
+      return;
+    }
     {
       // Until the link's first connection attempt has ended, a publish waits for it instead of failing
       // as not connected: an instance just enabled (or a server just started) gets its pending
@@ -179,7 +190,8 @@ class mqtt_connection final : public driver_connection {
   driver_context& ctx_;
   uuid mandate_;
   int qos_;
-  bool started_ = false;  // only touched on the driver host's thread
+  std::string topic_prefix_;  // every topic of this instance starts with it (empty: no restriction)
+  bool started_ = false;      // only touched on the driver host's thread
   std::mutex mutex_;
   std::vector<json::object> interfaces_;  // guarded by mutex_
   bool first_attempt_done_ = false;       // guarded by mutex_
@@ -205,11 +217,20 @@ class mqtt_client_driver final : public driver {
     (void)in.string("client_id", 128);
     (void)in.integer("keepalive_s", 5, 3600);
     (void)in.integer("qos", 0, 1);
+    if (auto prefix = in.string("topic_prefix", 255)) {
+      check_topic(in, "topic_prefix", prefix, false);
+      if (prefix->starts_with('$')) in.fail("topic_prefix", "must not start with $ (broker topics)");
+    }
     return in.take();
   }
-  pipeline::field_errors check_interface_opts(const json::object& opts, const json::object&) const override {
+  pipeline::field_errors check_interface_opts(const json::object& opts,
+                                              const json::object& instance_opts) const override {
     opts_check in(opts);
-    check_topic(in, "topic", in.string("topic", max_topic, true), true);
+    auto topic = in.string("topic", max_topic, true);
+    check_topic(in, "topic", topic, true);
+    const std::string prefix = text_of(instance_opts, "topic_prefix");
+    if (topic && topic->starts_with('$')) in.fail("topic", "must not start with $ (broker topics)");
+    if (topic && !topic->starts_with(prefix)) in.fail("topic", "must start with the instance's topic_prefix " + prefix);
     return in.take();
   }
   pipeline::field_errors check_action_opts(std::string_view, const json::object& opts) const override {
@@ -242,7 +263,7 @@ class mqtt_client_driver final : public driver {
     if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
     // Started by the host's first set_interfaces(), which follows at once.
     return std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()), std::move(config),
-                                             qos);
+                                             qos, text_of(opts, "topic_prefix"));
   }
 };
 

@@ -92,6 +92,10 @@ action_service::action_service(storage::records& records, change_feed& feed, con
 action_result<selected_interface> action_service::select(const action_target& target, std::string_view type,
                                                          const json::object& opts) const {
   if (target.devices.empty()) return action_errc::no_device;
+  // Lists carry every action's opts: a bound keeps a page of them small.
+  if (fl::to_json(opts).size() > max_action_opts_bytes)
+    return action_error{
+        field_errors{{"opts", "must be at most " + std::to_string(max_action_opts_bytes / 1024) + " KiB as JSON"}}};
   auto instances = records_.list(record_kind::driver_instance, target.mandate);
   if (!instances) return action_error{action_errc::storage, instances.error()};
   std::map<std::string, const json::object*, std::less<>> by_id;
@@ -254,6 +258,22 @@ action_result<json::object> action_service::change_state(const uuid& mandate, co
   auto doc = find(mandate, id, device, interface_id);
   if (!doc) return doc.error();
   const action_state from = state_of(*doc);
+  if (to && from == action_state::cancelled && !user_cancel && event &&
+      (*to == action_state::executed || *to == action_state::errored)) {
+    // A driver's answer for an action cancelled while it was executing: the state stays cancelled
+    // (the spec has no move out of it), but what the driver did is recorded, since the command may
+    // have gone out.
+    event->fallback_text =
+        (event->fallback_text ? *event->fallback_text + " " : std::string()) + "(after the action was cancelled)";
+    (*doc)["events"].as_array().emplace_back(event_doc(*event, now_micros()));
+    (*doc)["updated_at"] = format_iso(now_micros());
+    auto batch = records_.batch();
+    records_.put(batch, {record_kind::action, mandate, id}, *doc);
+    if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
+    writer.unlock();
+    publish(mandate, *doc);
+    return action_error{action_errc::invalid_state, "the action was cancelled while it was executing"};
+  }
   if (to && !may_move(from, *to)) {
     std::string detail = "the action is " + std::string(action_state_name(from));
     if (user_cancel)

@@ -26,6 +26,9 @@ enum class action_state : std::uint8_t { pending, executing, executed, errored, 
   return s == action_state::executed || s == action_state::errored || s == action_state::cancelled;
 }
 
+// An action's (or schedule's) opts as JSON may be at most this long.
+inline constexpr std::size_t max_action_opts_bytes = 32 * 1024;
+
 // Field name → messages, as the 422 answers carry them.
 using field_errors = std::vector<std::pair<std::string, std::string>>;
 

@@ -7,6 +7,7 @@
 #include "api/resources/folders.hpp"
 #include "api/resources/list_filter.hpp"
 #include "api/resources/readings.hpp"
+#include "core/json_out.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 #include "pipeline/changes.hpp"
@@ -451,7 +452,10 @@ void read_interface_fields(field_reader& in, json::object& doc, bool creating) {
   } else if (creating && !in.has("driver_instance_id")) {
     in.fail("driver_instance_id", "is required");
   }
-  if (auto opts = in.object("opts")) doc["opts"] = *opts;
+  if (auto opts = in.object("opts")) {
+    if (fl::to_json(*opts).size() > 16 * 1024) in.fail("opts", "must be at most 16 KiB as JSON");
+    doc["opts"] = *opts;
+  }
   if (auto enabled = in.boolean("enabled")) doc["enabled"] = *enabled;
   if (auto meta = in.object("meta")) doc["meta"] = *meta;
   if (in.has("name")) {

@@ -3,6 +3,7 @@
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/mandates.hpp"
+#include "core/json_out.hpp"
 #include "core/time.hpp"
 
 namespace fl::api {
@@ -22,12 +23,22 @@ json::object driver_view(const drivers::driver& d) {
           {"description", d.description()}};
 }
 
+constexpr std::size_t max_driver_opts_bytes = 16 * 1024;
+
 // The driver's problems with `opts`, as field errors under `prefix` (opts.host, ...).
 void check_opts(field_reader& in, const pipeline::field_errors& problems) {
   for (const auto& [field, message] : problems) in.fail("opts." + field, message);
 }
 
+// Secrets in driver opts are write-only: no view shows them once set (a read-only key could otherwise
+// forge webhooks or reach the network server directly).
+constexpr std::string_view secret_opts[] = {"webhook_secret", "api_key", "api_token", "password"};
+
 json::object instance_view(json::object doc) {
+  if (auto* opts = doc.if_contains("opts"); opts && opts->is_object()) {
+    for (auto key : secret_opts)
+      if (auto* v = opts->get_object().if_contains(key); v && !v->is_null()) *v = "********";
+  }
   doc["alive_nodes"] = json::object{};  // no driver process runs these yet; never claim one is alive
   return doc;
 }
@@ -44,7 +55,18 @@ api_result<void> read_instance_fields(const drivers::driver_catalog& catalog, co
       doc["driver"] = *driver;
     }
   }
-  if (auto opts = in.object("opts")) doc["opts"] = *opts;
+  if (auto opts = in.object("opts")) {
+    // A secret shown as "********" and sent back unchanged keeps its stored value.
+    const auto* stored = doc.if_contains("opts");
+    for (auto key : secret_opts) {
+      auto* v = opts->if_contains(key);
+      if (v && v->is_string() && v->get_string() == "********" && stored && stored->is_object()) {
+        if (const auto* old = stored->get_object().if_contains(key)) *v = *old;
+      }
+    }
+    if (fl::to_json(*opts).size() > max_driver_opts_bytes) in.fail("opts", "must be at most 16 KiB as JSON");
+    doc["opts"] = *opts;
+  }
   if (auto enabled = in.boolean("enabled")) doc["enabled"] = *enabled;
   if (!in.ok()) return in.error();
   if (const auto* d = catalog.find(doc.at("driver").as_string()))

@@ -292,6 +292,25 @@ TEST_F(actions, cancel_works_on_the_device_and_interface_paths) {
   EXPECT_EQ(state_of(b), "cancelled");
 }
 
+// Outside probe (2026-11-23): a downlink cancelled while executing still went out, and nothing said so.
+TEST_F(actions, a_drivers_answer_after_a_cancel_is_recorded_and_the_state_stays_cancelled) {
+  const std::string disabled = make_instance(mandate_, "manual", json::object{}, false);
+  const std::string d2 = make_device(key_, "d2", folder_);
+  make_interface(key_, d2, disabled, json::object{});
+  const std::string id = create_packet_action(d2).id();
+  const auto mandate = *uuid::parse(mandate_);
+  const auto action = *uuid::parse(id);
+  ASSERT_TRUE(app_->actions.move(mandate, action, pipeline::action_state::executing));
+  ASSERT_EQ(call("POST", "/api/v1/actions/" + id + "/cancel", key_).status, 200);
+  auto late = app_->actions.move(mandate, action, pipeline::action_state::executed,
+                                 pipeline::action_event{"sent_to_network_server", "executed", "sent", nullptr});
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, pipeline::action_errc::invalid_state);
+  EXPECT_EQ(state_of(id), "cancelled");
+  EXPECT_EQ(event_types(call("GET", "/api/v1/actions/" + id, key_).data()),
+            (std::vector<std::string>{"created_by_user", "cancelled_by_user", "sent_to_network_server"}));
+}
+
 TEST_F(actions, cancelling_a_finished_action_is_409) {
   const std::string id = create_packet_action(device_).id();
   ASSERT_TRUE(eventually([&] { return state_of(id) == "executed"; }));

@@ -167,5 +167,90 @@ TEST_F(driver_opts, gateway_opts_are_checked) {
   EXPECT_EQ(create_interface(instance, {{"gateway_eui", "B827EBFFFE6C2A11"}}).status, 201);
 }
 
+// Outside probe (2026-11-23): a read-only key read every instance's webhook secret, API token and
+// broker password from /api/v1/drivers/instances.
+TEST_F(driver_opts, instance_secrets_are_never_shown_once_set) {
+  const std::string reader = make_key(mandate_, "read_only");
+  auto made = create_instance("http_network_server", chirpstack_opts("http://127.0.0.1:9"));
+  ASSERT_EQ(made.status, 201) << made.text;
+  const std::string webhook_secret(chirpstack_opts("http://127.0.0.1:9").at("webhook_secret").as_string());
+  for (const std::string& path :
+       std::vector<std::string>{"/api/v1/drivers/instances", "/api/v1/drivers/instances/" + made.id()}) {
+    auto r = call("GET", path, reader);
+    ASSERT_EQ(r.status, 200) << r.text;
+    EXPECT_EQ(r.text.find(webhook_secret), std::string::npos) << path << ": " << r.text;
+    EXPECT_EQ(r.text.find("\"token"), std::string::npos) << path << ": " << r.text;
+  }
+  EXPECT_EQ(made.text.find(webhook_secret), std::string::npos) << made.text;
+  auto admin_view = call("GET", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + made.id(), superadmin_);
+  EXPECT_EQ(admin_view.text.find(webhook_secret), std::string::npos) << admin_view.text;
+}
+
+TEST_F(driver_opts, a_masked_secret_sent_back_keeps_the_stored_one) {
+  auto made = create_instance("http_network_server", chirpstack_opts("http://127.0.0.1:9"));
+  ASSERT_EQ(made.status, 201) << made.text;
+  json::object opts = made.data().at("opts").as_object();  // as shown: secrets masked
+  opts["base_url"] = "http://127.0.0.1:10";
+  auto edited = call("PATCH", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + made.id(), superadmin_,
+                     json::object{{"driver_instance", json::object{{"opts", opts}}}});
+  ASSERT_EQ(edited.status, 200) << edited.text;
+  auto stored = records_->get({storage::record_kind::driver_instance, *uuid::parse(mandate_), *uuid::parse(made.id())});
+  ASSERT_TRUE(stored && *stored);
+  EXPECT_EQ((**stored).at("opts").at("webhook_secret"), chirpstack_opts("http://127.0.0.1:9").at("webhook_secret"));
+}
+
+// Outside probe: 900 KB of unknown opts keys were stored and echoed; 300 such actions made one page 90 MB.
+TEST_F(driver_opts, opts_over_their_bound_are_422) {
+  const std::string big(40 * 1024, 'x');
+  auto iface = create_interface(manual_, {{"junk", big}});
+  expect_field_errors(iface, {"opts"});
+  auto instance = create_instance("manual", {{"junk", big}});
+  expect_field_errors(instance, {"opts"});
+  const std::string m = make_instance(mandate_, "manual", json::object{});
+  const std::string d = make_device(key_, "big", make_folder(key_, "big"));
+  ASSERT_EQ(call("POST", "/api/v1/devices/" + d + "/interfaces", key_,
+                 json::object{{"interface", json::object{{"driver_instance_id", m}, {"opts", json::object{}}}}})
+                .status,
+            201);
+  auto action = call("POST", "/api/v1/devices/" + d + "/actions/create_packet", key_,
+                     json::object{{"opts", json::object{{"payload", "00"}, {"encoding", "hex"}, {"junk", big}}}});
+  expect_field_errors(action, {"opts"});
+}
+
+// Outside probe: a mandate sharing a broker subscribed to "#" and read (and wrote) another's topics.
+TEST_F(driver_opts, mqtt_interface_topics_stay_under_the_instance_topic_prefix) {
+  const std::string instance = make_instance(
+      mandate_, "mqtt_client", json::object{{"host", "127.0.0.1"}, {"port", closed_.port()}, {"topic_prefix", "b/"}});
+  expect_field_errors(create_interface(instance, {{"topic", "#"}}), {"opts.topic"});
+  expect_field_errors(create_interface(instance, {{"topic", "a/up"}}), {"opts.topic"});
+  expect_field_errors(create_interface(instance, {{"topic", "+/up"}}), {"opts.topic"});
+  EXPECT_EQ(create_interface(instance, {{"topic", "b/+/up"}}).status, 201);
+}
+
+TEST_F(driver_opts, a_publish_outside_the_topic_prefix_is_errored) {
+  const std::string instance = make_instance(
+      mandate_, "mqtt_client", json::object{{"host", "127.0.0.1"}, {"port", closed_.port()}, {"topic_prefix", "b/"}});
+  const std::string d = make_device(key_, "pub", make_folder(key_, "pub"));
+  ASSERT_EQ(call("POST", "/api/v1/devices/" + d + "/interfaces", key_,
+                 json::object{{"interface", json::object{{"driver_instance_id", instance},
+                                                         {"opts", json::object{{"topic", "b/up"}}}}}})
+                .status,
+            201);
+  auto r = call("POST", "/api/v1/devices/" + d + "/actions/publish", key_,
+                json::object{{"opts", json::object{{"topic", "a/up"}, {"payload", "x"}}}});
+  ASSERT_EQ(r.status, 201) << r.text;
+  const std::string id = r.id();
+  ASSERT_TRUE(eventually([&] { return state_of(id) == "errored"; })) << state_of(id);
+  EXPECT_EQ(event_types(call("GET", "/api/v1/actions/" + id, key_).data()).back(), "publish_failed");
+}
+
+TEST_F(driver_opts, mqtt_broker_topics_are_refused) {
+  const std::string instance = quiet_mqtt_instance();
+  expect_field_errors(create_interface(instance, {{"topic", "$SYS/#"}}), {"opts.topic"});
+  expect_field_errors(create_instance("mqtt_client", {{"host", "h"}, {"topic_prefix", "$SYS/"}}),
+                      {"opts.topic_prefix"});
+  expect_field_errors(create_instance("mqtt_client", {{"host", "h"}, {"topic_prefix", "a/#"}}), {"opts.topic_prefix"});
+}
+
 }  // namespace
 }  // namespace fl::testing
