@@ -24,6 +24,16 @@ uuid uuid::random() {
   return id;
 }
 
+uuid uuid::time_ordered(std::int64_t unix_micros) {
+  uuid id = random();
+  const auto ms = static_cast<std::uint64_t>(unix_micros / 1000);
+  const auto sub = static_cast<std::uint64_t>(unix_micros % 1000);  // 0..999 fits rand_a's 12 bits
+  for (int i = 0; i < 6; ++i) id.bytes[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(ms >> (40 - 8 * i));
+  id.bytes[6] = static_cast<std::uint8_t>(0x70 | ((sub >> 8) & 0x0F));  // version 7
+  id.bytes[7] = static_cast<std::uint8_t>(sub & 0xFF);
+  return id;
+}
+
 namespace {
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

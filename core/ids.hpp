@@ -13,6 +13,9 @@ struct uuid {
   std::array<std::uint8_t, 16> bytes{};
 
   [[nodiscard]] static uuid random();
+  // A version 7 UUID for the instant `unix_micros`: ids made later sort later (byte order), so a
+  // store keyed by them keeps creation order. The sub-millisecond microseconds fill rand_a.
+  [[nodiscard]] static uuid time_ordered(std::int64_t unix_micros);
   [[nodiscard]] static uuid nil() { return {}; }
   // Accepts the 36-character hyphenated form in either case; anything else is nullopt.
   [[nodiscard]] static std::optional<uuid> parse(std::string_view text);

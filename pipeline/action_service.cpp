@@ -166,7 +166,7 @@ action_result<json::object> action_service::create(action_create request) {
   const uuid device = id_field(picked->device, "id");
   const micros now = unique_now_micros();
   const std::string at = format_iso(now);
-  const uuid id = uuid::random();
+  const uuid id = uuid::time_ordered(now);  // the store's key order is creation order (lists page by it)
   json::object doc{{"id", id.str()},
                    {"type", request.type},
                    {"opts", std::move(request.opts)},
@@ -224,6 +224,31 @@ action_result<std::vector<json::object>> action_service::list(const uuid& mandat
            (!interface_id.is_nil() && id_field(a, "interface_id") != interface_id);
   });
   return std::move(*all);
+}
+
+action_result<action_page> action_service::page(const uuid& mandate, const action_page_request& request) const {
+  action_page out;
+  std::size_t scanned = 0;
+  std::optional<uuid> last_seen;
+  bool cut = false;
+  auto walked = records_.walk(record_kind::action, mandate, request.after, request.newest_first, [&](json::object doc) {
+    last_seen = id_field(doc, "id");
+    if (!request.keep || request.keep(doc)) out.items.push_back(std::move(doc));
+    if (out.items.size() > request.limit) return false;
+    if (++scanned >= request.max_scanned) {
+      cut = true;
+      return false;
+    }
+    return true;
+  });
+  if (!walked) return action_error{action_errc::storage, walked.error()};
+  if (out.items.size() > request.limit) {
+    out.items.pop_back();
+    out.next = id_field(out.items.back(), "id");
+  } else if (cut) {
+    out.next = last_seen;
+  }
+  return out;
 }
 
 action_result<json::object> action_service::find(const uuid& mandate, const uuid& id, const uuid& device,

@@ -59,6 +59,21 @@ struct action_create {
   std::function<void(storage::write_batch&)> also_write;
 };
 
+// A page of a mandate's actions in creation order (action ids are time-ordered, so this is key
+// order: nothing beyond the page, and at most `max_scanned` records, is read).
+struct action_page_request {
+  std::function<bool(const boost::json::object&)> keep;  // which actions belong to the list (empty: all)
+  std::optional<uuid> after;                             // continue after this action
+  bool newest_first = true;
+  std::size_t limit = 10;
+  std::size_t max_scanned = 20'000;  // a sparse list answers a shorter page and a continuation instead
+};
+
+struct action_page {
+  std::vector<boost::json::object> items;
+  std::optional<uuid> next;  // more may follow: continue after this id (not always the last item's)
+};
+
 class action_service {
  public:
   action_service(storage::records& records, change_feed& feed, const action_catalog& catalog);
@@ -71,6 +86,7 @@ class action_service {
   // The mandate's actions, of one device and interface when given (nil: any).
   [[nodiscard]] action_result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device,
                                                                      const uuid& interface_id) const;
+  [[nodiscard]] action_result<action_page> page(const uuid& mandate, const action_page_request& request) const;
   [[nodiscard]] action_result<boost::json::object> find(const uuid& mandate, const uuid& id, const uuid& device,
                                                         const uuid& interface_id) const;
   // Cancels a pending or executing action (invalid_state otherwise).

@@ -37,9 +37,11 @@ struct schedule_create {
 
 class schedule_service {
  public:
-  // Each schedule holds a timer: a mandate may keep at most `max_per_mandate` (default 10,000).
+  // Each schedule holds a timer and may fire every minute, and lists load a mandate's schedules: a
+  // mandate may keep at most `max_per_mandate` (default 1,000; an outside probe's 10,000 minutely
+  // schedules of one mandate delayed another's firings by seconds).
   schedule_service(storage::records& records, action_service& actions, timer_queue& timers,
-                   std::size_t max_per_mandate = 10'000);
+                   std::size_t max_per_mandate = 1'000);
 
   [[nodiscard]] action_result<boost::json::object> create(schedule_create request);
   [[nodiscard]] action_result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device,

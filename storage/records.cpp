@@ -71,6 +71,30 @@ result<std::vector<boost::json::object>> records::list(record_kind kind, const u
   return out;
 }
 
+result<void> records::walk(record_kind kind, const uuid& mandate, const std::optional<uuid>& after, bool newest_first,
+                           const record_visitor& visit) const {
+  key_builder prefix;
+  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
+  const std::string start =
+      after ? key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(kind)).id(*after).take() : std::string();
+  std::optional<error> failure;
+  auto each = [&](std::string_view key, std::string_view value) {
+    if (after && key == start) return true;  // `after` itself is not part of the walk
+    auto doc = decode(value);
+    if (!doc) {
+      failure = doc.error();
+      return false;
+    }
+    return visit(std::move(*doc));
+  };
+  const auto dir = newest_first ? direction::backward : direction::forward;
+  auto scanned = after ? db_.scan_from(family::meta, prefix.str(), start, each, dir)
+                       : db_.scan(family::meta, prefix.str(), each, dir);
+  if (!scanned) return scanned.error();
+  if (failure) return *failure;
+  return {};
+}
+
 result<std::size_t> records::count(record_kind kind, const uuid& mandate) const {
   key_builder prefix;
   prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));

@@ -12,6 +12,7 @@
 // reached) holds `writer()` across the check and the commit so two requests cannot both pass.
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -65,6 +66,11 @@ class records {
   [[nodiscard]] result<std::vector<boost::json::object>> list(record_kind kind, const uuid& mandate,
                                                               const uuid& parent = uuid::nil()) const;
   [[nodiscard]] result<std::size_t> count(record_kind kind, const uuid& mandate) const;
+  // Records of a top-level kind in id order (newest first for time-ordered ids when `newest_first`),
+  // starting after `after` when given, until `visit` returns false. Nothing is loaded beyond that.
+  using record_visitor = std::function<bool(boost::json::object doc)>;
+  [[nodiscard]] result<void> walk(record_kind kind, const uuid& mandate, const std::optional<uuid>& after,
+                                  bool newest_first, const record_visitor& visit) const;
 
   [[nodiscard]] result<std::optional<uuid>> find_slug(record_kind kind, const uuid& mandate,
                                                       std::string_view slug) const;

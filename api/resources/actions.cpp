@@ -1,5 +1,6 @@
 #include "api/resources/actions.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "api/http/pagination.hpp"
@@ -177,45 +178,77 @@ api_result<std::vector<json::object>> with_device_and_interface(request_context&
   return docs;
 }
 
+// Sorting by executed_at or updated_at orders at most this many of the newest actions in memory.
+constexpr std::size_t max_sorted_in_memory = 10'000;
+
 http_response list_actions(request_context& ctx) {
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "executed_at", "updated_at"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
-  auto keep = filter_param(ctx.query, filter::action_schema());
-  if (!keep) return error_response(keep.error());
-  std::vector<json::object> docs;
+  auto expression = filter_param(ctx.query, filter::action_schema());
+  if (!expression) return error_response(expression.error());
+  // Which actions belong to the list: the path's devices (or interface), then the query's filters.
+  std::vector<uuid> devices;
+  uuid interface_id;
   if (has_param(ctx, "selector")) {
     auto ids = select_devices(ctx, ctx.param("selector"), ctx.param("identifier"));
     if (!ids) return error_response(ids.error());
-    for (const auto& id : *ids) {
-      auto some = ctx.app.actions.list(ctx.mandate(), id, uuid::nil());
-      if (!some) return error_response(action_failure(some.error()));
-      for (auto& a : *some) docs.push_back(std::move(a));
-    }
+    if (ids->empty()) return list_response(json::array{}, std::nullopt);
+    devices = std::move(*ids);
   } else {
     auto scope = scope_of(ctx);
     if (!scope) return error_response(scope.error());
-    auto all = ctx.app.actions.list(ctx.mandate(), scope->device, scope->interface_id);
-    if (!all) return error_response(action_failure(all.error()));
-    docs = std::move(*all);
+    if (!scope->device.is_nil()) devices.push_back(scope->device);
+    interface_id = scope->interface_id;
   }
-  for (const char* field : {"state", "type"}) {
-    if (const std::string* wanted = ctx.query.find(field)) {
-      std::erase_if(docs, [&](const json::object& a) {
-        const auto* v = a.if_contains(field);
-        return !v || !v->is_string() || v->get_string() != *wanted;
-      });
+  std::optional<std::string> state, type;
+  if (const std::string* v = ctx.query.find("state")) state = *v;
+  if (const std::string* v = ctx.query.find("type")) type = *v;
+  auto text_is = [](const json::object& a, std::string_view field, const std::optional<std::string>& wanted) {
+    if (!wanted) return true;
+    const auto* v = a.if_contains(field);
+    return v && v->is_string() && v->get_string() == *wanted;
+  };
+  const auto before = page_req->before;
+  const auto after = page_req->after;
+  auto keep = [&](const json::object& a) {
+    if (!devices.empty() && std::find(devices.begin(), devices.end(), id_field(a, "device_id")) == devices.end())
+      return false;
+    if (!interface_id.is_nil() && id_field(a, "interface_id") != interface_id) return false;
+    if (!text_is(a, "state", state) || !text_is(a, "type", type)) return false;
+    if (before || after) {
+      const auto* at = a.if_contains("inserted_at");
+      auto t = at && at->is_string() ? parse_timestamp(at->get_string()) : std::nullopt;
+      if (!t || (before && *t >= *before) || (after && *t <= *after)) return false;
     }
-  }
-  if (*keep) std::erase_if(docs, [&](const json::object& a) { return !(*keep)(a); });
-  auto page = paginate(std::move(docs), *page_req);
-  if (!page) return error_response(page.error());
+    return !*expression || (*expression)(a);
+  };
+
   std::vector<json::object> items;
-  for (auto& i : page->items) items.push_back(std::move(i.as_object()));
+  std::optional<std::string> next;
+  if (page_req->sort == "inserted_at") {
+    // Action ids are time-ordered: the page is read straight off the store's order.
+    if (page_req->retrieve_after) {
+      auto known = ctx.app.actions.find(ctx.mandate(), *page_req->retrieve_after, uuid::nil(), uuid::nil());
+      if (!known) return error_response(bad_request("retrieve_after names no action of this list"));
+    }
+    auto got =
+        ctx.app.actions.page(ctx.mandate(), {keep, page_req->retrieve_after, page_req->descending, page_req->limit});
+    if (!got) return error_response(action_failure(got.error()));
+    items = std::move(got->items);
+    if (got->next) next = got->next->str();
+  } else {
+    auto newest = ctx.app.actions.page(ctx.mandate(), {keep, std::nullopt, true, max_sorted_in_memory});
+    if (!newest) return error_response(action_failure(newest.error()));
+    auto page = paginate(std::move(newest->items), *page_req);
+    if (!page) return error_response(page.error());
+    for (auto& i : page->items) items.push_back(std::move(i.as_object()));
+    next = page->retrieve_after_id;
+  }
   auto shown = with_device_and_interface(ctx, std::move(items));
   if (!shown) return error_response(shown.error());
   json::array body;
   for (auto& s : *shown) body.emplace_back(std::move(s));
-  return list_response(body, page->retrieve_after_id);
+  return list_response(body, next);
 }
 
 http_response show_action(request_context& ctx) {
