@@ -171,10 +171,9 @@ void driver_host::dispatch(const json::object& action) {
 }
 
 void driver_host::dispatch_pending(const uuid& mandate) {
-  auto actions = ctx_.actions.list(mandate, uuid::nil(), uuid::nil());
+  auto actions = ctx_.actions.pending(mandate);  // the pending list only, not every action of the mandate
   if (!actions) return;
-  for (const auto& a : *actions)
-    if (pipeline::state_of(a) == action_state::pending) dispatch(a);
+  for (const auto& a : *actions) dispatch(a);
 }
 
 void driver_host::arm_expiry(const json::object& action) {

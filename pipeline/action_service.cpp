@@ -192,21 +192,28 @@ action_result<json::object> action_service::create(action_create request) {
   auto batch = records_.batch();
   std::vector<json::object> overridden;
   if (request.override_pending) {
-    auto all = records_.list(record_kind::action, mandate);
-    if (!all) return action_error{action_errc::storage, all.error()};
-    for (auto& earlier : *all) {
-      if (id_field(earlier, "device_id") != device || state_of(earlier) != action_state::pending) continue;
-      earlier["state"] = action_state_name(action_state::cancelled);
-      earlier["updated_at"] = at;
-      earlier["events"].as_array().emplace_back(
+    // Only this device's pending list is read: a mandate's other actions never hold the lock longer.
+    auto listed = records_.members(list_id(action_list::device_pending), mandate, device);
+    if (!listed) return action_error{action_errc::storage, listed.error()};
+    for (const auto& [parent, earlier_id] : *listed) {
+      auto earlier = records_.get({record_kind::action, mandate, earlier_id});
+      if (!earlier) return action_error{action_errc::storage, earlier.error()};
+      records_.erase_member(batch, list_id(action_list::device_pending), mandate, device, earlier_id);
+      if (!*earlier || state_of(**earlier) != action_state::pending) continue;
+      json::object& e = **earlier;
+      e["state"] = action_state_name(action_state::cancelled);
+      e["updated_at"] = at;
+      e["events"].as_array().emplace_back(
           event_doc({"cancelled_by_override", "cancelled", "cancelled by a later action with override",
                      json::object{{"action_id", id.str()}}},
                     now));
-      records_.put(batch, {record_kind::action, mandate, id_field(earlier, "id")}, earlier);
-      overridden.push_back(std::move(earlier));
+      records_.put(batch, {record_kind::action, mandate, earlier_id}, e);
+      overridden.push_back(std::move(e));
     }
   }
   records_.put(batch, {record_kind::action, mandate, id}, doc);
+  records_.put_member(batch, list_id(action_list::device_actions), mandate, device, id);
+  records_.put_member(batch, list_id(action_list::device_pending), mandate, device, id);
   if (request.also_write) request.also_write(batch);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
@@ -315,10 +322,24 @@ action_result<json::object> action_service::change_state(const uuid& mandate, co
   (*doc)["updated_at"] = format_iso(now);
   auto batch = records_.batch();
   records_.put(batch, {record_kind::action, mandate, id}, *doc);
+  if (to && from == action_state::pending)
+    records_.erase_member(batch, list_id(action_list::device_pending), mandate, id_field(*doc, "device_id"), id);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
   publish(mandate, *doc);
   return std::move(*doc);
+}
+
+action_result<std::vector<json::object>> action_service::pending(const uuid& mandate) const {
+  auto listed = records_.members(list_id(action_list::device_pending), mandate);
+  if (!listed) return action_error{action_errc::storage, listed.error()};
+  std::vector<json::object> out;
+  for (const auto& [device, id] : *listed) {
+    auto doc = records_.get({record_kind::action, mandate, id});
+    if (!doc) return action_error{action_errc::storage, doc.error()};
+    if (*doc && state_of(**doc) == action_state::pending) out.push_back(std::move(**doc));
+  }
+  return out;
 }
 
 action_result<std::vector<json::object>> action_service::unfinished() const {
@@ -336,11 +357,15 @@ action_result<std::vector<json::object>> action_service::unfinished() const {
 
 storage::result<void> erase_device_actions(const storage::records& records, storage::write_batch& batch,
                                            const uuid& mandate, const uuid& device) {
-  for (auto kind : {record_kind::action, record_kind::schedule}) {
-    auto all = records.list(kind, mandate);
-    if (!all) return all.error();
-    for (const auto& a : *all)
-      if (id_field(a, "device_id") == device) records.erase(batch, {kind, mandate, id_field(a, "id")});
+  for (auto [list, kind] : {std::pair{action_list::device_actions, record_kind::action},
+                            std::pair{action_list::device_pending, record_kind::action},
+                            std::pair{action_list::device_schedules, record_kind::schedule}}) {
+    auto listed = records.members(list_id(list), mandate, device);
+    if (!listed) return listed.error();
+    for (const auto& [parent, id] : *listed) {
+      records.erase(batch, {kind, mandate, id});
+      records.erase_member(batch, list_id(list), mandate, parent, id);
+    }
   }
   return {};
 }

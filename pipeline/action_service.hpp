@@ -98,6 +98,8 @@ class action_service {
   // Appends an event without changing the state (a driver reporting progress).
   [[nodiscard]] action_result<boost::json::object> record(const uuid& mandate, const uuid& id, action_event event);
 
+  // The mandate's pending actions, read through the pending list (not the mandate's other actions).
+  [[nodiscard]] action_result<std::vector<boost::json::object>> pending(const uuid& mandate) const;
   // Every pending or executing action of every mandate (the driver host's start).
   [[nodiscard]] action_result<std::vector<boost::json::object>> unfinished() const;
 

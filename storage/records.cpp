@@ -9,7 +9,7 @@ namespace fl::storage {
 
 namespace {
 
-enum class index_kind : std::uint8_t { slug = 1, key_hash = 2 };
+enum class index_kind : std::uint8_t { slug = 1, key_hash = 2, member = 3 };
 
 std::string record_key(const record_address& at) {
   key_builder k;
@@ -139,6 +139,42 @@ void records::put_slug(write_batch& batch, record_kind kind, const uuid& mandate
 
 void records::erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const {
   batch.erase(family::index, slug_key(kind, mandate, slug));
+}
+
+namespace {
+
+key_builder member_prefix(std::uint8_t list, const uuid& mandate) {
+  key_builder k;
+  k.id(mandate).byte(static_cast<std::uint8_t>(index_kind::member)).byte(list);
+  return k;
+}
+
+}  // namespace
+
+void records::put_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+                         const uuid& id) const {
+  batch.put(family::index, member_prefix(list, mandate).id(parent).id(id).take(), "");
+}
+
+void records::erase_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+                           const uuid& id) const {
+  batch.erase(family::index, member_prefix(list, mandate).id(parent).id(id).take());
+}
+
+result<std::vector<std::pair<uuid, uuid>>> records::members(std::uint8_t list, const uuid& mandate,
+                                                            const uuid& parent) const {
+  auto prefix = member_prefix(list, mandate);
+  if (!parent.is_nil()) prefix.id(parent);
+  const std::string p = prefix.take();
+  const std::size_t head = 16 + 2;  // mandate, index kind, list
+  std::vector<std::pair<uuid, uuid>> out;
+  auto scanned = db_.scan(family::index, p, [&](std::string_view key, std::string_view) {
+    if (key.size() != head + 32) return true;
+    out.emplace_back(*uuid::from_bytes(key.substr(head, 16)), *uuid::from_bytes(key.substr(head + 16, 16)));
+    return true;
+  });
+  if (!scanned) return scanned.error();
+  return out;
 }
 
 void records::put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const {

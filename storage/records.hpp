@@ -82,6 +82,15 @@ class records {
   void erase(write_batch& batch, const record_address& at) const;
   void put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug, const uuid& id) const;
   void erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const;
+  // Membership lists (a device's actions, its pending actions, its schedules) so that a rule about
+  // one device reads only that device's entries, never the whole mandate:
+  //   index: mandate(16) | member_index(1) | list(1) | parent(16) | id(16) -> ""
+  void put_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent, const uuid& id) const;
+  void erase_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+                    const uuid& id) const;
+  // (parent, id) of the list's members, of one parent or (nil) of all.
+  [[nodiscard]] result<std::vector<std::pair<uuid, uuid>>> members(std::uint8_t list, const uuid& mandate,
+                                                                   const uuid& parent = uuid::nil()) const;
   void put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const;
   void erase_key_hash(write_batch& batch, std::string_view hash) const;
   // A device's nested records (interfaces) and its packets. Readings, with their generations and

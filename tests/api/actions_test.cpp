@@ -446,6 +446,54 @@ TEST_F(actions, an_interface_of_another_device_is_404) {
   EXPECT_EQ(r.status, 404) << r.text;
 }
 
+// Outside probe (2026-11-23): rules about one device (override, device delete, dispatch after an
+// instance change) read the whole mandate's actions, under the catalog's writer lock that every
+// mandate shares. They now read the device's membership lists; these must follow every state.
+TEST_F(actions, the_pending_list_follows_the_states) {
+  const std::string disabled = make_instance(mandate_, "manual", json::object{}, false);
+  const std::string d2 = make_device(key_, "d2", folder_);
+  make_interface(key_, d2, disabled, json::object{});
+  const auto mandate = *uuid::parse(mandate_);
+  const auto device = *uuid::parse(d2);
+  auto pending = [&] {
+    auto m = records_->members(pipeline::list_id(pipeline::action_list::device_pending), mandate, device);
+    return m ? m->size() : 999u;
+  };
+  const std::string a = create_packet_action(d2).id();
+  const std::string b = create_packet_action(d2).id();
+  EXPECT_EQ(pending(), 2u);
+  ASSERT_EQ(call("POST", "/api/v1/actions/" + a + "/cancel", key_).status, 200);
+  EXPECT_EQ(pending(), 1u);
+  const std::string c = create_packet_action(d2, {{"override", true}}).id();
+  EXPECT_EQ(state_of(b), "cancelled");
+  EXPECT_EQ(pending(), 1u);  // c
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + disabled, superadmin_,
+                 json::object{{"driver_instance", json::object{{"enabled", true}}}})
+                .status,
+            200);
+  ASSERT_TRUE(eventually([&] { return state_of(c) == "executed"; })) << state_of(c);
+  EXPECT_EQ(pending(), 0u);
+}
+
+TEST_F(actions, deleting_a_device_leaves_none_of_its_list_entries) {
+  create_packet_action(device_);
+  ASSERT_EQ(call("POST", "/api/v1/devices/" + device_ + "/actions/schedules", key_,
+                 json::object{{"type", "create_packet"},
+                              {"opts", json::object{{"payload", "00"}, {"encoding", "hex"}}},
+                              {"schedule", "0 3 * * *"},
+                              {"schedule_tz", "UTC"}})
+                .status,
+            201);
+  ASSERT_EQ(call("DELETE", "/api/v1/devices/" + device_, key_).status, 200);
+  for (auto list : {pipeline::action_list::device_actions, pipeline::action_list::device_pending,
+                    pipeline::action_list::device_schedules}) {
+    auto m = records_->members(pipeline::list_id(list), *uuid::parse(mandate_));
+    ASSERT_TRUE(m);
+    EXPECT_TRUE(m->empty()) << static_cast<int>(list);
+  }
+  EXPECT_EQ(call("GET", "/api/v1/actions/schedules", key_).data().as_array().size(), 0u);
+}
+
 TEST_F(actions, deleting_the_device_deletes_its_actions) {
   const std::string id = create_packet_action(device_).id();
   ASSERT_EQ(call("DELETE", "/api/v1/devices/" + device_, key_).status, 200);
