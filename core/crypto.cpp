@@ -18,8 +18,9 @@ void random_bytes(unsigned char* out, std::size_t size) {
   }
 }
 
-std::string to_hex(std::string_view raw) {
-  static constexpr char digits[] = "0123456789abcdef";
+namespace {
+
+std::string hex_with(std::string_view raw, const char* digits) {
   std::string out;
   out.reserve(raw.size() * 2);
   for (unsigned char c : raw) {
@@ -27,6 +28,16 @@ std::string to_hex(std::string_view raw) {
     out.push_back(digits[c & 0x0F]);
   }
   return out;
+}
+
+}  // namespace
+
+std::string to_hex(std::string_view raw) {
+  return hex_with(raw, "0123456789abcdef");
+}
+
+std::string to_upper_hex(std::string_view raw) {
+  return hex_with(raw, "0123456789ABCDEF");
 }
 
 std::optional<std::string> from_hex(std::string_view text) {

@@ -11,6 +11,8 @@ namespace fl {
 void random_bytes(unsigned char* out, std::size_t size);
 // Lowercase hex of raw bytes, and back (nullopt for anything that is not even-length hex).
 [[nodiscard]] std::string to_hex(std::string_view raw);
+// UPPERCASE hex: how binary packet payloads are stored and shown (wire-contract.md).
+[[nodiscard]] std::string to_upper_hex(std::string_view raw);
 [[nodiscard]] std::optional<std::string> from_hex(std::string_view text);
 // Lowercase hex of `size` random bytes.
 [[nodiscard]] std::string random_hex(std::size_t size);

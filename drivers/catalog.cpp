@@ -1,5 +1,7 @@
 #include "drivers/catalog.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "drivers/gateway_management.hpp"
@@ -20,6 +22,15 @@ bool same_text_ignoring_case(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+void log_unresolved(const pipeline::action_result<json::object>& outcome, const uuid& action, std::string_view what) {
+  if (outcome) return;
+  if (outcome.error().code == pipeline::action_errc::storage) {
+    spdlog::error("action {}: {} was not stored: {}", action.str(), what, outcome.error().cause.message);
+  } else {
+    spdlog::debug("action {}: {} not applied, the action moved on ({})", action.str(), what, outcome.error().detail);
+  }
+}
 
 bool driver::matches_selector(const json::object& interface_opts, std::string_view selector,
                               std::string_view value) const {

@@ -3,6 +3,7 @@
 // adr and confirmed are false.
 #include <array>
 
+#include "core/crypto.hpp"
 #include "drivers/encoding.hpp"
 #include "drivers/json_reader.hpp"
 #include "drivers/lorawan_webhooks.hpp"
@@ -135,7 +136,7 @@ uplink_outcome read_uplink(const json::object& body) {
   f.f_port = r.unsigned_integer(body, "", "fPort", 255).value_or(0);
   f.confirmed = r.boolean(body, "", "confirmed").value_or(false);
   if (auto raw = r.payload(body, "", "data")) {
-    out.payload_hex = detail::to_upper_hex(*raw);
+    out.payload_hex = to_upper_hex(*raw);
     f.payload_bytes = raw->size();
   }
   if (const auto* tx = r.object(body, "", "txInfo")) read_tx_info(r, *tx, f);

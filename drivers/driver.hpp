@@ -37,6 +37,11 @@ class driver_connection {
   virtual void execute(const boost::json::object& action, const boost::json::object& interface_doc) = 0;
 };
 
+// For a driver's move or event the driver cannot act on when it fails: a failed store is logged as an
+// error, an action that moved on meanwhile (cancelled, expired) at debug level.
+void log_unresolved(const pipeline::action_result<boost::json::object>& outcome, const uuid& action,
+                    std::string_view what);
+
 class driver {
  public:
   virtual ~driver() = default;

@@ -4,21 +4,17 @@
 #include <boost/json/parse.hpp>
 
 #include "core/thread_name.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::drivers {
 
 namespace json = boost::json;
 using pipeline::action_state;
 using pipeline::change_kind;
+using pipeline::id_field;
 using storage::record_kind;
 
 namespace {
-
-uuid id_field(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  if (!v || !v->is_string()) return uuid::nil();
-  return uuid::parse(v->get_string()).value_or(uuid::nil());
-}
 
 bool enabled(const json::object& doc) {
   const auto* v = doc.if_contains("enabled");
@@ -49,11 +45,13 @@ void driver_host::start() {
       const uuid mandate = id_field(action, "mandate_id");
       const uuid id = id_field(action, "id");
       if (pipeline::state_of(action) == action_state::executing) {
-        (void)ctx_.actions.move(mandate, id, action_state::errored,
-                                pipeline::action_event{"interrupted", "errored",
-                                                       "the server stopped while the action was executing; it is not "
-                                                       "retried because the driver may already have carried it out",
-                                                       nullptr});
+        log_unresolved(
+            ctx_.actions.move(mandate, id, action_state::errored,
+                              pipeline::action_event{"interrupted", "errored",
+                                                     "the server stopped while the action was executing; it is not "
+                                                     "retried because the driver may already have carried it out",
+                                                     nullptr}),
+            id, "the interrupted outcome");
         continue;
       }
       arm_expiry(action);
@@ -185,14 +183,16 @@ void driver_host::arm_expiry(const json::object& action) {
   const uuid id = id_field(action, "id");
   auto* actions = &ctx_.actions;
   const micros deadline = *inserted + after->get_int64() * 1000;
-  (void)ctx_.timers.at(deadline, [actions, mandate, id, ms = after->get_int64()] {
+  const bool armed = ctx_.timers.at(deadline, [actions, mandate, id, ms = after->get_int64()] {
     // Only an unfinished action moves; a finished one answers invalid_state, which is the point.
-    (void)actions->move(
-        mandate, id, action_state::cancelled,
-        pipeline::action_event{"cancel_after_expired", "cancelled",
-                               "cancelled because it was unfinished after cancel_after (" + std::to_string(ms) + " ms)",
-                               nullptr});
+    log_unresolved(actions->move(mandate, id, action_state::cancelled,
+                                 pipeline::action_event{"cancel_after_expired", "cancelled",
+                                                        "cancelled because it was unfinished after cancel_after (" +
+                                                            std::to_string(ms) + " ms)",
+                                                        nullptr}),
+                   id, "the cancel_after expiry");
   });
+  if (!armed) spdlog::error("action {}: its cancel_after expiry could not be armed: too many timers", id.str());
 }
 
 }  // namespace fl::drivers

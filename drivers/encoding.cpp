@@ -79,17 +79,6 @@ std::string encode_base64(std::string_view raw) {
   return out;
 }
 
-std::string to_upper_hex(std::string_view raw) {
-  static constexpr char digits[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(raw.size() * 2);
-  for (unsigned char c : raw) {
-    out.push_back(digits[c >> 4]);
-    out.push_back(digits[c & 0x0F]);
-  }
-  return out;
-}
-
 std::optional<std::string> normalize_eui(std::string_view text) {
   if (text.size() != 16) return std::nullopt;
   std::string out(text);

@@ -13,7 +13,6 @@ namespace fl::drivers::detail {
 // Standard alphabet with padding, as both servers send and expect.
 [[nodiscard]] std::string encode_base64(std::string_view raw);
 
-[[nodiscard]] std::string to_upper_hex(std::string_view raw);
 // 16 hex digits of either case → lower case; nullopt for anything else.
 [[nodiscard]] std::optional<std::string> normalize_eui(std::string_view text);
 

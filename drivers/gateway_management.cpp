@@ -20,20 +20,24 @@ class gateway_connection final : public driver_connection {
     const uuid mandate = *uuid::parse(action.at("mandate_id").as_string());
     const uuid id = *uuid::parse(action.at("id").as_string());
     const std::string type(action.at("type").as_string());
-    (void)ctx_.actions.record(mandate, id,
-                              {"waiting_for_gateway", "executing", "the " + type + " command waits for the gateway",
-                               json::object{{"answer_timeout_s", timeout_s_}}});
+    log_unresolved(
+        ctx_.actions.record(mandate, id,
+                            {"waiting_for_gateway", "executing", "the " + type + " command waits for the gateway",
+                             json::object{{"answer_timeout_s", timeout_s_}}}),
+        id, "the waiting_for_gateway event");
     // The timer outlives this connection: it only names the action and uses the services.
     auto* actions = &ctx_.actions;
     const bool armed = ctx_.timers.at(now_micros() + timeout_s_ * 1'000'000, [actions, mandate, id, type] {
-      auto moved = actions->move(mandate, id, pipeline::action_state::errored,
-                                 pipeline::action_event{"gateway_timeout", "errored",
-                                                        "no gateway answered the " + type + " command", nullptr});
-      if (!moved) spdlog::debug("gateway action {} had moved on before its timeout", id.str());
+      log_unresolved(actions->move(mandate, id, pipeline::action_state::errored,
+                                   pipeline::action_event{"gateway_timeout", "errored",
+                                                          "no gateway answered the " + type + " command", nullptr}),
+                     id, "the gateway timeout");
     });
     if (!armed)
-      (void)ctx_.actions.move(mandate, id, pipeline::action_state::errored,
-                              pipeline::action_event{"gateway_timeout", "errored", "too many timers armed", nullptr});
+      log_unresolved(
+          ctx_.actions.move(mandate, id, pipeline::action_state::errored,
+                            pipeline::action_event{"gateway_timeout", "errored", "too many timers armed", nullptr}),
+          id, "the gateway timeout");
   }
 
  private:

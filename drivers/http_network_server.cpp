@@ -12,6 +12,7 @@
 #include "drivers/http_post.hpp"
 #include "drivers/lorawan_webhooks.hpp"
 #include "drivers/packet_intake.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::drivers {
 
@@ -89,8 +90,9 @@ class network_server_connection final : public driver_connection {
     const uuid mandate = *uuid::parse(action.at("mandate_id").as_string());
     const uuid id = *uuid::parse(action.at("id").as_string());
     const std::string state(pipeline::action_state_name(to));
-    if (!ctx_.actions.move(mandate, id, to, pipeline::action_event{std::move(type), state, std::move(text), meta}))
-      spdlog::info("downlink action {} had moved on before it was resolved", id.str());
+    log_unresolved(
+        ctx_.actions.move(mandate, id, to, pipeline::action_event{std::move(type), state, std::move(text), meta}), id,
+        "the downlink's outcome");
   }
 
   void run() {
@@ -181,11 +183,6 @@ class http_network_server_driver final : public driver {
   }
 };
 
-std::string text_of(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 }  // namespace
 
 std::unique_ptr<driver> make_http_network_server_driver() {
@@ -197,7 +194,8 @@ webhook_result receive_uplink_webhook(storage::records& records, pipeline::packe
                                       std::string_view body) {
   auto stored = records.get({record_kind::driver_instance, mandate, instance});
   if (!stored) return {webhook_status::failed, stored.error().message, {}, {}};
-  if (!*stored || text_of(**stored, "driver") != module_name) return {webhook_status::no_instance, {}, {}, {}};
+  if (!*stored || pipeline::text_field(**stored, "driver") != module_name)
+    return {webhook_status::no_instance, {}, {}, {}};
   const auto* raw_opts = (*stored)->if_contains("opts");
   auto opts = raw_opts && raw_opts->is_object() ? instance_of(raw_opts->get_object()) : std::nullopt;
   // Checked before anything else is said about the instance: without the secret, a caller learns nothing.
@@ -218,7 +216,7 @@ webhook_result receive_uplink_webhook(storage::records& records, pipeline::packe
   const json::object* match = nullptr;
   bool disabled_match = false;
   for (const auto& i : *interfaces) {
-    if (text_of(i, "driver_instance_id") != instance.str()) continue;
+    if (pipeline::text_field(i, "driver_instance_id") != instance.str()) continue;
     const auto* o = i.if_contains("opts");
     if (!o || !o->is_object()) continue;
     auto read = validate_interface_opts(opts->server, o->get_object());

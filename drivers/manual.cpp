@@ -36,9 +36,7 @@ std::optional<packet_fields> read_create_packet(const json::object& opts, pipeli
       if (!bytes || bytes->size() > max_payload) {
         in.fail("payload", "must be a hex string of at most 12 KiB");
       } else {
-        std::string upper = to_hex(*bytes);
-        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        out = {"binary", json::value(upper), packet_type, out.meta};
+        out = {"binary", json::value(to_upper_hex(*bytes)), packet_type, out.meta};
       }
     } else if (*encoding == "utf8") {
       out = {"utf8", json::value(*payload), packet_type, out.meta};
@@ -69,8 +67,7 @@ class manual_connection final : public driver_connection {
     // The packet's commit may complete after this connection is gone: the callback holds only the
     // action service, which outlives every connection.
     auto resolve = [actions = &ctx_.actions, mandate, id](pipeline::action_state to, pipeline::action_event e) {
-      if (auto moved = actions->move(mandate, id, to, std::move(e)); !moved)
-        spdlog::info("action {} was not resolved: it moved on meanwhile", id.str());
+      log_unresolved(actions->move(mandate, id, to, std::move(e)), id, "the create_packet outcome");
     };
     pipeline::field_errors problems;
     auto fields = read_create_packet(action.at("opts").as_object(), &problems);

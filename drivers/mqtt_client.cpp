@@ -9,6 +9,7 @@
 #include "drivers/mqtt_topic.hpp"
 #include "drivers/opts_check.hpp"
 #include "drivers/packet_intake.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::drivers {
 
@@ -38,11 +39,6 @@ bool is_utf8(std::string_view s) {
     i += n;
   }
   return true;
-}
-
-std::string text_of(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
 class mqtt_connection final : public driver_connection {
@@ -75,7 +71,7 @@ class mqtt_connection final : public driver_connection {
       for (const auto& i : interfaces_) {
         const auto* opts = i.if_contains("opts");
         if (opts && opts->is_object()) {
-          std::string topic = text_of(opts->get_object(), "topic");
+          std::string topic = pipeline::text_field(opts->get_object(), "topic");
           if (!topic.empty()) filters.push_back(std::move(topic));
         }
       }
@@ -95,17 +91,19 @@ class mqtt_connection final : public driver_connection {
 
   void execute(const json::object& action, const json::object& interface_doc) override {
     const auto& opts = action.at("opts").as_object();
-    waiting_publish p{*uuid::parse(action.at("id").as_string()), text_of(opts, "topic"), text_of(opts, "payload")};
+    waiting_publish p{*uuid::parse(action.at("id").as_string()), pipeline::text_field(opts, "topic"),
+                      pipeline::text_field(opts, "payload")};
     if (const auto* same = opts.if_contains("use_same_topic"); same && same->is_bool() && same->get_bool())
-      p.topic = text_of(interface_doc.at("opts").as_object(), "topic");
+      p.topic = pipeline::text_field(interface_doc.at("opts").as_object(), "topic");
     if (!p.topic.starts_with(topic_prefix_)) {
       // Interfaces are held to the prefix when saved; a publish topic only here (its check cannot
       // see the instance).
-      auto moved = ctx_.actions.move(
-          mandate_, p.id, pipeline::action_state::errored,
-          pipeline::action_event{"publish_failed", "errored",
-                                 "the topic is outside the instance's topic_prefix " + topic_prefix_, nullptr});
-      if (!moved) spdlog::info("publish action {} had moved on", p.id.str());
+      log_unresolved(
+          ctx_.actions.move(
+              mandate_, p.id, pipeline::action_state::errored,
+              pipeline::action_event{"publish_failed", "errored",
+                                     "the topic is outside the instance's topic_prefix " + topic_prefix_, nullptr}),
+          p.id, "the publish outcome");
       return;
     }
     {
@@ -135,13 +133,14 @@ class mqtt_connection final : public driver_connection {
         std::move(p.topic), std::move(p.payload), qos_, false,
         [actions, mandate = mandate_, id = p.id](publish_outcome outcome) {
           const bool ok = outcome.ok();
-          auto moved = actions->move(
-              mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
-              pipeline::action_event{ok ? "published_to_broker" : "publish_failed", ok ? "executed" : "errored",
-                                     ok ? std::string("the broker accepted the message")
-                                        : "the message was not published: " + outcome.reason,
-                                     json::object{{"outcome", to_string(outcome.status)}}});
-          if (!moved) spdlog::info("publish action {} had moved on before the broker answered", id.str());
+          log_unresolved(
+              actions->move(
+                  mandate, id, ok ? pipeline::action_state::executed : pipeline::action_state::errored,
+                  pipeline::action_event{ok ? "published_to_broker" : "publish_failed", ok ? "executed" : "errored",
+                                         ok ? std::string("the broker accepted the message")
+                                            : "the message was not published: " + outcome.reason,
+                                         json::object{{"outcome", to_string(outcome.status)}}}),
+              id, "the publish outcome");
         });
   }
 
@@ -165,7 +164,7 @@ class mqtt_connection final : public driver_connection {
     {
       std::lock_guard lock(mutex_);
       for (const auto& i : interfaces_) {
-        const std::string filter = text_of(i.at("opts").as_object(), "topic");
+        const std::string filter = pipeline::text_field(i.at("opts").as_object(), "topic");
         if (!filter.empty() && topic_matches(filter, m.topic)) matching.push_back(i);
       }
     }
@@ -174,9 +173,7 @@ class mqtt_connection final : public driver_connection {
       if (!device) return false;  // the store failed: not acknowledged, the broker redelivers
       if (!*device) continue;     // deleted meanwhile
       const bool text = is_utf8(m.payload);
-      std::string payload = text ? std::string(m.payload) : to_hex(m.payload);
-      if (!text)
-        for (char& c : payload) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      std::string payload = text ? std::string(m.payload) : to_upper_hex(m.payload);
       auto outcome =
           intake_and_wait(ctx_.packets, {mandate_, std::move(**device), std::move(iface), std::string(module_name),
                                          text ? "utf8" : "binary", json::value(payload),
@@ -228,7 +225,7 @@ class mqtt_client_driver final : public driver {
     opts_check in(opts);
     auto topic = in.string("topic", max_topic, true);
     check_topic(in, "topic", topic, true);
-    const std::string prefix = text_of(instance_opts, "topic_prefix");
+    const std::string prefix = pipeline::text_field(instance_opts, "topic_prefix");
     if (topic && topic->starts_with('$')) in.fail("topic", "must not start with $ (broker topics)");
     if (topic && !topic->starts_with(prefix)) in.fail("topic", "must start with the instance's topic_prefix " + prefix);
     return in.take();
@@ -245,25 +242,25 @@ class mqtt_client_driver final : public driver {
   std::unique_ptr<driver_connection> connect(const json::object& instance, driver_context& ctx) const override {
     const auto& opts = instance.at("opts").as_object();
     if (!check_instance_opts(opts).empty()) {
-      spdlog::warn("mqtt_client instance {} has invalid opts; it is not started", text_of(instance, "id"));
+      spdlog::warn("mqtt_client instance {} has invalid opts; it is not started", pipeline::text_field(instance, "id"));
       return nullptr;
     }
     mqtt_link_config config;
-    config.host = text_of(opts, "host");
+    config.host = pipeline::text_field(opts, "host");
     if (const auto* p = opts.if_contains("port"); p && p->is_int64())
       config.port = static_cast<std::uint16_t>(p->get_int64());
-    config.username = text_of(opts, "username");
-    config.password = text_of(opts, "password");
+    config.username = pipeline::text_field(opts, "username");
+    config.password = pipeline::text_field(opts, "password");
     // Fixed per instance: the broker keeps the session (subscriptions, queued QoS 1 messages) for it.
-    config.client_id = text_of(opts, "client_id");
-    if (config.client_id.empty()) config.client_id = "fieldline-" + text_of(instance, "id");
+    config.client_id = pipeline::text_field(opts, "client_id");
+    if (config.client_id.empty()) config.client_id = "fieldline-" + pipeline::text_field(instance, "id");
     if (const auto* k = opts.if_contains("keepalive_s"); k && k->is_int64())
       config.keepalive = std::chrono::seconds(k->get_int64());
     int qos = 1;
     if (const auto* q = opts.if_contains("qos"); q && q->is_int64()) qos = static_cast<int>(q->get_int64());
     // Started by the host's first set_interfaces(), which follows at once.
     return std::make_unique<mqtt_connection>(ctx, *uuid::parse(instance.at("owner_id").as_string()), std::move(config),
-                                             qos, text_of(opts, "topic_prefix"));
+                                             qos, pipeline::text_field(opts, "topic_prefix"));
   }
 };
 

@@ -2,6 +2,7 @@
 // value is zero, "" or false, so an absent f_cnt or f_port is 0 and an absent `confirmed` is false.
 #include <array>
 
+#include "core/crypto.hpp"
 #include "drivers/encoding.hpp"
 #include "drivers/json_reader.hpp"
 #include "drivers/lorawan_webhooks.hpp"
@@ -149,7 +150,7 @@ uplink_outcome read_uplink(const json::object& message, const json::object& up) 
   f.f_cnt = r.unsigned_integer(up, up_path, "f_cnt", 0xFFFF'FFFF).value_or(0);
   f.confirmed = r.boolean(up, up_path, "confirmed").value_or(false);
   if (auto raw = r.payload(up, up_path, "frm_payload")) {
-    out.payload_hex = detail::to_upper_hex(*raw);
+    out.payload_hex = to_upper_hex(*raw);
     f.payload_bytes = raw->size();
   }
   // The Network Server's reception time is closest to the radio's; the message's own comes later.

@@ -5,6 +5,7 @@
 
 #include "core/json_out.hpp"
 #include "pipeline/changes.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::pipeline {
 
@@ -12,17 +13,6 @@ namespace json = boost::json;
 using storage::record_kind;
 
 namespace {
-
-uuid id_field(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  if (!v || !v->is_string()) return uuid::nil();
-  return uuid::parse(v->get_string()).value_or(uuid::nil());
-}
-
-std::string text_field(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
 
 // "3f2a… (mqtt_client)" for the candidate lists of selection errors.
 std::string describe(const json::object& interface_doc, std::string_view driver) {
@@ -220,17 +210,6 @@ action_result<json::object> action_service::create(action_create request) {
   for (const auto& o : overridden) publish(mandate, o);
   publish(mandate, doc);
   return doc;
-}
-
-action_result<std::vector<json::object>> action_service::list(const uuid& mandate, const uuid& device,
-                                                              const uuid& interface_id) const {
-  auto all = records_.list(record_kind::action, mandate);
-  if (!all) return action_error{action_errc::storage, all.error()};
-  std::erase_if(*all, [&](const json::object& a) {
-    return (!device.is_nil() && id_field(a, "device_id") != device) ||
-           (!interface_id.is_nil() && id_field(a, "interface_id") != interface_id);
-  });
-  return std::move(*all);
 }
 
 action_result<action_page> action_service::page(const uuid& mandate, const action_page_request& request) const {

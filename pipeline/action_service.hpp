@@ -83,9 +83,6 @@ class action_service {
                                                          const boost::json::object& opts) const;
   [[nodiscard]] action_result<boost::json::object> create(action_create request);
 
-  // The mandate's actions, of one device and interface when given (nil: any).
-  [[nodiscard]] action_result<std::vector<boost::json::object>> list(const uuid& mandate, const uuid& device,
-                                                                     const uuid& interface_id) const;
   [[nodiscard]] action_result<action_page> page(const uuid& mandate, const action_page_request& request) const;
   [[nodiscard]] action_result<boost::json::object> find(const uuid& mandate, const uuid& id, const uuid& device,
                                                         const uuid& interface_id) const;

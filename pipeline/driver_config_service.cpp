@@ -1,6 +1,7 @@
 #include "pipeline/driver_config_service.hpp"
 
 #include "core/json_out.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::pipeline {
 
@@ -8,10 +9,6 @@ namespace json = boost::json;
 using storage::record_kind;
 
 namespace {
-
-uuid id_of(const json::object& doc, std::string_view key = "id") {
-  return uuid::parse(doc.at(key).as_string()).value_or(uuid::nil());
-}
 
 change config_change(change_kind kind, const uuid& mandate, const uuid& item, std::optional<uuid> device,
                      std::string body) {
@@ -28,10 +25,10 @@ change config_change(change_kind kind, const uuid& mandate, const uuid& item, st
 
 storage::result<void> driver_config_service::save_instance(const uuid& mandate, const json::object& doc) {
   auto batch = records_.batch();
-  records_.put(batch, {record_kind::driver_instance, mandate, id_of(doc)}, doc);
+  records_.put(batch, {record_kind::driver_instance, mandate, id_field(doc, "id")}, doc);
   if (auto done = records_.commit(batch); !done) return done;
-  feed_.publish(
-      config_change(change_kind::driver_instance_changed, mandate, id_of(doc), std::nullopt, fl::to_json(doc)));
+  feed_.publish(config_change(change_kind::driver_instance_changed, mandate, id_field(doc, "id"), std::nullopt,
+                              fl::to_json(doc)));
   return {};
 }
 
@@ -44,20 +41,20 @@ storage::result<void> driver_config_service::remove_instance(const uuid& mandate
 }
 
 storage::result<void> driver_config_service::save_interface(const uuid& mandate, const json::object& doc) {
-  const uuid device = id_of(doc, "device_id");
+  const uuid device = id_field(doc, "device_id");
   auto batch = records_.batch();
-  records_.put(batch, {record_kind::interface, mandate, id_of(doc), device}, doc);
+  records_.put(batch, {record_kind::interface, mandate, id_field(doc, "id"), device}, doc);
   if (auto done = records_.commit(batch); !done) return done;
-  feed_.publish(config_change(change_kind::interface_changed, mandate, id_of(doc), device, fl::to_json(doc)));
+  feed_.publish(config_change(change_kind::interface_changed, mandate, id_field(doc, "id"), device, fl::to_json(doc)));
   return {};
 }
 
 storage::result<void> driver_config_service::remove_interface(const uuid& mandate, const json::object& doc) {
-  const uuid device = id_of(doc, "device_id");
+  const uuid device = id_field(doc, "device_id");
   auto batch = records_.batch();
-  records_.erase(batch, {record_kind::interface, mandate, id_of(doc), device});
+  records_.erase(batch, {record_kind::interface, mandate, id_field(doc, "id"), device});
   if (auto done = records_.commit(batch); !done) return done;
-  feed_.publish(config_change(change_kind::interface_changed, mandate, id_of(doc), device, {}));
+  feed_.publish(config_change(change_kind::interface_changed, mandate, id_field(doc, "id"), device, {}));
   return {};
 }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/cron.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::pipeline {
 
@@ -10,12 +11,6 @@ namespace json = boost::json;
 using storage::record_kind;
 
 namespace {
-
-uuid id_field(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  if (!v || !v->is_string()) return uuid::nil();
-  return uuid::parse(v->get_string()).value_or(uuid::nil());
-}
 
 std::optional<micros> time_field(const json::object& doc, std::string_view key) {
   const auto* v = doc.if_contains(key);
@@ -210,7 +205,10 @@ void schedule_service::fire(const uuid& mandate, const uuid& id, micros due) {
       records_.erase(batch, {record_kind::schedule, mandate, id});
       records_.erase_member(batch, list_id(action_list::device_schedules), mandate, id_field(updated, "device_id"), id);
     }
-    if (!records_.commit(batch)) return;
+    if (auto done = records_.commit(batch); !done) {
+      spdlog::error("schedule {}: its next firing could not be stored: {}", id.str(), done.error().message);
+      return;
+    }
   }
   if (next) arm(mandate, id, *next);
 }

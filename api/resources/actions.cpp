@@ -7,22 +7,18 @@
 #include "api/resources/devices.hpp"
 #include "api/resources/list_filter.hpp"
 #include "pipeline/changes.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::api {
 
 namespace json = boost::json;
 using pipeline::action_errc;
+using pipeline::id_field;
 using storage::record_kind;
 
 namespace {
 
 constexpr std::int64_t max_cancel_after_ms = 30LL * 24 * 3600 * 1000;  // 30 days
-
-uuid id_field(const json::object& doc, std::string_view key) {
-  const auto* v = doc.if_contains(key);
-  if (!v || !v->is_string()) return uuid::nil();
-  return uuid::parse(v->get_string()).value_or(uuid::nil());
-}
 
 }  // namespace
 

@@ -41,9 +41,7 @@ void read_payload(field_reader& in, const json::object& body, json::object& doc)
   if (*encoding == "binary") {
     auto bytes = payload.is_string() ? from_hex(payload.as_string()) : std::nullopt;
     if (!bytes) return in.fail("payload", "must be a hex string for binary packets");
-    std::string upper = to_hex(*bytes);
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    doc["payload"] = upper;
+    doc["payload"] = to_upper_hex(*bytes);
   } else if (*encoding == "utf8") {
     if (!payload.is_string()) return in.fail("payload", "must be a string for utf8 packets");
     doc["payload"] = payload;

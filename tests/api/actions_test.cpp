@@ -161,8 +161,27 @@ TEST_F(actions, a_sparse_list_answers_a_continuation_instead_of_scanning_everyth
 }
 
 TEST_F(actions, lists_sort_by_executed_at_and_updated_at) {
-  for (const char* sort : {"executed_at", "updated_at"})
-    EXPECT_EQ(call("GET", std::string("/api/v1/actions?sort=") + sort, key_).status, 200) << sort;
+  // The older action is executed last: sorted by executed_at it comes last, by inserted_at first.
+  const std::string disabled = make_instance(mandate_, "manual", json::object{}, false);
+  const std::string d2 = make_device(key_, "d2", folder_);
+  make_interface(key_, d2, disabled, json::object{});
+  const std::string older = create_packet_action(d2).id();
+  const std::string newer = create_packet_action(device_).id();
+  ASSERT_TRUE(eventually([&] { return state_of(newer) == "executed"; }));
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/driver_instances/" + disabled, superadmin_,
+                 json::object{{"driver_instance", json::object{{"enabled", true}}}})
+                .status,
+            200);
+  ASSERT_TRUE(eventually([&] { return state_of(older) == "executed"; }));
+  auto ids = [&](const std::string& query) {
+    std::vector<std::string> out;
+    for (const auto& a : call("GET", "/api/v1/actions?" + query, key_).data().as_array())
+      out.emplace_back(a.at("id").as_string());
+    return out;
+  };
+  EXPECT_EQ(ids("sort=executed_at&sort_direction=asc"), (std::vector<std::string>{newer, older}));
+  EXPECT_EQ(ids("sort=updated_at&sort_direction=desc"), (std::vector<std::string>{older, newer}));
+  EXPECT_EQ(ids("sort_direction=asc"), (std::vector<std::string>{older, newer}));
   EXPECT_EQ(call("GET", "/api/v1/actions?sort=name", key_).status, 400);
 }
 
