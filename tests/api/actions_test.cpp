@@ -175,8 +175,8 @@ TEST_F(actions, lists_sort_by_executed_at_and_updated_at) {
   ASSERT_TRUE(eventually([&] { return state_of(older) == "executed"; }));
   auto ids = [&](const std::string& query) {
     std::vector<std::string> out;
-    for (const auto& a : call("GET", "/api/v1/actions?" + query, key_).data().as_array())
-      out.emplace_back(a.at("id").as_string());
+    const auto listed = call("GET", "/api/v1/actions?" + query, key_);  // kept: the loop reads into it
+    for (const auto& a : listed.data().as_array()) out.emplace_back(a.at("id").as_string());
     return out;
   };
   EXPECT_EQ(ids("sort=executed_at&sort_direction=asc"), (std::vector<std::string>{newer, older}));
