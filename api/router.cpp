@@ -93,7 +93,21 @@ std::optional<api_error> check_access(access level, const principal& caller) {
   return forbidden("not allowed");
 }
 
+api_error too_many(const rate_decision& rate) {
+  return {429, "rate limit reached: " + std::to_string(rate.policy.limit) + " requests per " +
+                   std::to_string(rate.policy.window_ms) + " ms"};
+}
+
 }  // namespace
+
+http_response with_rate_headers(http_response response, const std::optional<rate_decision>& rate) {
+  if (!rate) return response;
+  response.headers.emplace_back(
+      "x-ratelimit-limit", std::to_string(rate->policy.limit) + "/" + std::to_string(rate->policy.window_ms) + "ms");
+  response.headers.emplace_back("x-ratelimit-remaining", std::to_string(rate->remaining));
+  response.headers.emplace_back("x-ratelimit-reset", std::to_string(rate->reset_ms));
+  return response;
+}
 
 http_response router::handle(const http_request& request) const {
   return *dispatch(request, true);
@@ -103,15 +117,44 @@ std::optional<http_response> router::handle_unless_blocking(const http_request& 
   return dispatch(request, false);
 }
 
-std::optional<http_response> router::dispatch(const http_request& request, bool may_block) const {
+std::optional<rate_decision> router::meter(const principal& caller) const {
+  if (caller.access == role::superadmin) return std::nullopt;  // superadmin keys are not limited
+  return app_.limiter.take(caller.key_id, caller.rate.value_or(app_.default_rate), rate_limiter::clock::now());
+}
+
+http_response router::answer_for(const std::string* key, api_error refusal) const {
+  if (!key) return error_response(refusal);
+  auto caller = authenticate(app_.records, *key);
+  if (!caller) return error_response(refusal);  // the refusal says more than "invalid key"
+  const auto rate = meter(*caller);
+  if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);
+  return with_rate_headers(error_response(refusal), rate);
+}
+
+http_response router::refuse(const http_request& head, const api_error& refusal) const {
   try {
-    auto segments = split_path(request.path);
-    if (!segments) return error_response(bad_request("malformed request path"));
+    return answer_for(head.api_key_header.empty() ? nullptr : &head.api_key_header, refusal);
+  } catch (const std::exception& e) {
+    spdlog::error("refusing {} {} failed: {}", head.method, head.path, e.what());
+    return error_response(refusal);
+  }
+}
+
+std::optional<http_response> router::dispatch(const http_request& request, bool may_block) const {
+  std::optional<rate_decision> rate;  // set once the caller's token is taken: a 500 carries it too
+  try {
     auto query = query_params::parse(request.query);
-    if (!query) return error_response(bad_request("malformed query string"));
+    // The key, when the request names one: every answer to a limited key carries its rate headers,
+    // refusals (unknown route, bad path, wrong method) included.
+    const std::string* key = !request.api_key_header.empty() ? &request.api_key_header
+                             : query                         ? query->find("auth")
+                                                             : nullptr;
+    if (!query) return answer_for(key, bad_request("malformed query string"));
+    auto segments = split_path(request.path);
+    if (!segments) return answer_for(key, bad_request("malformed request path"));
 
     const auto located = route_table(*segments);
-    if (!located) return error_response(not_found("route"));
+    if (!located) return answer_for(key, not_found("route"));
     const auto& [table, rest] = *located;
 
     params_t params;
@@ -126,8 +169,8 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       }
     }
     if (!found) {
-      if (path_known) return error_response({405, "method " + request.method + " is not allowed on this route"});
-      return error_response(not_found("route"));
+      if (path_known) return answer_for(key, {405, "method " + request.method + " is not allowed on this route"});
+      return answer_for(key, not_found("route"));
     }
     // Reads never wait on a write or the disk; of the writes, only routes marked never_blocks.
     if (!may_block && !found->never_blocks && found->method != "GET") return std::nullopt;
@@ -136,38 +179,16 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return found->handler(ctx);
     }
-    const std::string* key = request.api_key_header.empty() ? query->find("auth") : &request.api_key_header;
     auto caller = authenticate(app_.records, key ? *key : std::string_view{});
     if (!caller) return error_response(caller.error());
-    if (auto denied = check_access(found->level, *caller)) return error_response(*denied);
-
-    // Superadmin keys are not limited; every other authenticated answer carries the limit headers.
-    std::optional<rate_decision> rate;
-    if (caller->access != role::superadmin) {
-      rate_policy policy = app_.default_rate;
-      if (caller->rate) {
-        policy = *caller->rate;
-      }
-      rate = app_.limiter.take(caller->key_id, policy, rate_limiter::clock::now());
-    }
-    http_response response;
-    if (rate && !rate->allowed) {
-      response = error_response({429, "rate limit reached: " + std::to_string(rate->policy.limit) + " requests per " +
-                                          std::to_string(rate->policy.window_ms) + " ms"});
-    } else {
-      request_context ctx{app_, request, *query, *caller, std::move(params)};
-      response = found->handler(ctx);
-    }
-    if (rate) {
-      response.headers.emplace_back("x-ratelimit-limit", std::to_string(rate->policy.limit) + "/" +
-                                                             std::to_string(rate->policy.window_ms) + "ms");
-      response.headers.emplace_back("x-ratelimit-remaining", std::to_string(rate->remaining));
-      response.headers.emplace_back("x-ratelimit-reset", std::to_string(rate->reset_ms));
-    }
-    return response;
+    rate = meter(*caller);
+    if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);
+    if (auto denied = check_access(found->level, *caller)) return with_rate_headers(error_response(*denied), rate);
+    request_context ctx{app_, request, *query, *caller, std::move(params)};
+    return with_rate_headers(found->handler(ctx), rate);
   } catch (const std::exception& e) {
     spdlog::error("handler failed on {} {}: {}", request.method, request.path, e.what());
-    return error_response({500, "internal error"});
+    return with_rate_headers(error_response({500, "internal error"}), rate);
   }
 }
 

@@ -1,13 +1,18 @@
 #pragma once
 // The router: a pure function from request to response. It matches the route table, authenticates
-// the key, checks the key's role against the route's access level, and calls the handler. Handler
-// bugs (exceptions) become a logged 500 here; nothing escapes to the transport.
+// the key, takes a token from its rate bucket, checks the key's role against the route's access
+// level, and calls the handler. Every answer to a request that names a valid limited key carries
+// the rate headers, refusals included (unknown route, bad path, 405, 403, 413 from the transport).
+// Handler bugs (exceptions) become a logged 500 here; nothing escapes to the transport.
 #include <optional>
 
 #include "api/context.hpp"
 #include "api/http/message.hpp"
 
 namespace fl::api {
+
+// `response` with the x-ratelimit-* headers of `rate` (unchanged when nullopt).
+[[nodiscard]] http_response with_rate_headers(http_response response, const std::optional<rate_decision>& rate);
 
 class router {
  public:
@@ -17,9 +22,16 @@ class router {
   // the disk: the server then calls handle() on its write pool. Reads, answers that need no handler
   // (404, 405, 400) and routes marked route::never_blocks are answered here, on the I/O thread.
   [[nodiscard]] std::optional<http_response> handle_unless_blocking(const http_request& request) const;
+  // A refusal the transport decided before routing (a body over the limit), for a request whose
+  // head was read: with the rate headers when its x-api-key names a limited key.
+  [[nodiscard]] http_response refuse(const http_request& head, const api_error& refusal) const;
 
  private:
   [[nodiscard]] std::optional<http_response> dispatch(const http_request& request, bool may_block) const;
+  // Takes one token from a limited caller's bucket; nullopt for unlimited (superadmin) keys.
+  [[nodiscard]] std::optional<rate_decision> meter(const principal& caller) const;
+  // `refusal`, answered with the rate headers of `key` when it is a valid limited key.
+  [[nodiscard]] http_response answer_for(const std::string* key, api_error refusal) const;
   app_context& app_;
 };
 

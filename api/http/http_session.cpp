@@ -60,6 +60,12 @@ http_request from_beast(const http::request<http::string_body>& req) {
   return out;
 }
 
+// `replacement`, with the headers (rate limits) the router gave `original`.
+http_response keeping_headers(const http_response& original, http_response replacement) {
+  replacement.headers.insert(replacement.headers.end(), original.headers.begin(), original.headers.end());
+  return replacement;
+}
+
 }  // namespace
 
 http::response<http::string_body> early_error(int status, std::string message) {
@@ -116,8 +122,11 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
     }
     if (ec) {
       std::optional<http::response<http::string_body>> answer;
-      if (ec == http::error::body_limit) {
-        answer = early_error(413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
+      if (ec == http::error::body_limit) {  // the head is whole: a limited key gets its rate headers
+        answer = to_beast(
+            shared_.routes.refuse(from_beast(parser.get()),
+                                  {413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes"}),
+            11, false);
       } else if (ec == http::error::header_limit) {
         answer = early_error(431, "request header exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
       } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&
@@ -147,8 +156,9 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
       auto slot = shared_.sockets && !shared_.stopping ? shared_.sockets->reserve(answer.upgrade->filter.mandate)
                                                        : std::nullopt;
       if (!slot) {
-        answer =
-            error_response({503, "too many websockets are open (on this server or for this mandate); retry later"});
+        answer = keeping_headers(
+            answer,
+            error_response({503, "too many websockets are open (on this server or for this mandate); retry later"}));
       } else {
         // The connection becomes a websocket; this session is done with it.
         auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, std::move(*slot),
@@ -158,7 +168,7 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
       }
     }
     if (answer.after_durable && !co_await wait_durable(answer)) {
-      answer = error_response({503, "the write could not be made durable; retry"});
+      answer = keeping_headers(answer, error_response({503, "the write could not be made durable; retry"}));
     }
     const bool keep_alive = req.keep_alive() && !shared_.stopping && !cut;
     if (answer.stream && req.method() != http::verb::head) {

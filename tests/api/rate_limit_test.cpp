@@ -77,6 +77,82 @@ TEST_F(rate_limits, every_answer_carries_the_headers_and_the_limit_gives_429) {
   EXPECT_EQ(call("GET", "/api/v1/devices/nope", key).status, 429);
 }
 
+// Refusals carry the headers too (issue 11): a limited key learns its budget from every answer.
+class rate_headers_on_refusals : public api_fixture {
+ protected:
+  void SetUp() override {
+    api_fixture::SetUp();
+    const auto m = make_mandate("M");
+    key_ = key_of(m, "read_only", 5);
+  }
+  std::string key_of(const std::string& mandate, const std::string& role, int limit) {
+    auto created = call(
+        "POST", "/admin/v1/mandates/" + mandate + "/api_keys", superadmin_,
+        json::object{{"api_key",
+                      json::object{{"name", "k"}, {"role", role}, {"rate_limit", limit}, {"rate_window_ms", 60000}}}});
+    return std::string(created.data().at("key").as_string());
+  }
+  static void expect_headers(const reply& r, int status, const std::string& remaining) {
+    EXPECT_EQ(r.status, status) << r.text;
+    EXPECT_EQ(r.header("x-ratelimit-limit"), "5/60000ms");
+    EXPECT_EQ(r.header("x-ratelimit-remaining"), remaining);
+    EXPECT_FALSE(r.header("x-ratelimit-reset").empty());
+  }
+  std::string key_;
+};
+
+TEST_F(rate_headers_on_refusals, an_unknown_route) {
+  expect_headers(call("GET", "/api/v1/no/such/route", key_), 404, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_path_outside_the_api) {
+  expect_headers(call("GET", "/favicon.ico", key_), 404, "4");
+}
+
+TEST_F(rate_headers_on_refusals, the_key_in_the_query_on_an_unknown_route) {
+  expect_headers(call("GET", "/api/v1/nothing", key_, {}, false), 404, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_method_the_route_lacks) {
+  expect_headers(call("DELETE", "/api/v1/devices", key_), 405, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_malformed_path) {
+  expect_headers(call("GET", "/api/v1/devices/%zz", key_), 400, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_write_with_a_read_only_key) {
+  expect_headers(call("POST", "/api/v1/tags", key_, json::object{{"tag", json::object{{"name", "x"}}}}), 403, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_route_of_another_role) {
+  expect_headers(call("GET", "/admin/v1/mandates", key_), 403, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_validation_error) {
+  const auto admin = key_of(make_mandate("N"), "admin", 5);
+  expect_headers(call("POST", "/api/v1/tags", admin, json::object{{"tag", json::object{{"name", 5}}}}), 422, "4");
+}
+
+TEST_F(rate_headers_on_refusals, a_missing_resource) {
+  expect_headers(call("GET", "/api/v1/devices/00000000-0000-4000-8000-000000000000", key_), 404, "4");
+}
+
+TEST_F(rate_headers_on_refusals, refusals_cost_a_token_and_are_limited_too) {
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(call("GET", "/api/v1/no/such/route", key_).status, 404);
+  expect_headers(call("GET", "/api/v1/no/such/route", key_), 429, "0");
+  expect_headers(call("GET", "/api/v1/devices", key_), 429, "0");
+}
+
+TEST_F(rate_headers_on_refusals, an_invalid_key_is_no_limited_key_and_gets_none) {
+  auto r = call("GET", "/api/v1/devices", "fl_not_a_key");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_TRUE(r.header("x-ratelimit-limit").empty());
+  auto unknown = call("GET", "/api/v1/no/such/route", "fl_not_a_key");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_TRUE(unknown.header("x-ratelimit-limit").empty());
+}
+
 TEST_F(rate_limits, keys_without_their_own_limit_use_the_default) {
   const auto m = make_mandate("M");
   auto created = call("POST", "/admin/v1/mandates/" + m + "/api_keys", superadmin_,

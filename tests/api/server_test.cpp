@@ -106,6 +106,20 @@ TEST_F(server, rejects_body_over_limit_with_413_json) {
   EXPECT_EQ(call("GET", "/admin/v1/mandates", superadmin_).data().as_array().size(), 0u);
 }
 
+TEST_F(server, a_body_over_the_limit_carries_a_limited_keys_rate_headers) {
+  const auto m = make_mandate("M");
+  auto created = call(
+      "POST", "/admin/v1/mandates/" + m + "/api_keys", superadmin_,
+      json::object{
+          {"api_key", json::object{{"name", "k"}, {"role", "admin"}, {"rate_limit", 7}, {"rate_window_ms", 60000}}}});
+  const std::string key(created.data().at("key").as_string());
+  auto c = client();
+  auto res = c.request("POST", "/api/v1/tags", std::string(5000, ' '), {{"x-api-key", key}});
+  EXPECT_EQ(res.status, 413);
+  EXPECT_EQ(res.header("x-ratelimit-limit"), "7/60000ms");
+  EXPECT_EQ(res.header("x-ratelimit-remaining"), "6");
+}
+
 TEST_F(server, rejects_header_over_limit_with_431) {
   auto c = client();
   auto res =
