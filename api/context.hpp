@@ -26,6 +26,7 @@
 #include "pipeline/reparse.hpp"
 #include "pipeline/schedule_service.hpp"
 #include "pipeline/timer_queue.hpp"
+#include "pipeline/usage_stats.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
 #include "storage/records.hpp"
@@ -63,6 +64,7 @@ struct app_context {
         device_writes(r, parsing, *feed),
         folder_writes(r, *feed),
         mandate_writes(r, *feed),
+        usage(r),
         driver_config(r, *feed),
         actions(r, *feed, driver_types),
         schedules(r, actions, timers),
@@ -89,6 +91,7 @@ struct app_context {
   pipeline::device_service device_writes;
   pipeline::folder_service folder_writes;
   pipeline::mandate_service mandate_writes;
+  pipeline::usage_stats usage;  // billing statistics, from the counters the services above keep
   // Actions: the rules (actions), what the drivers offer (driver_types), the timers of expiries,
   // answer deadlines and schedules, and the host that runs the driver instances. Serve starts
   // the timers and the host.

@@ -5,6 +5,7 @@
 #include "api/resources/devices.hpp"
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
+#include "api/resources/mandate_stats.hpp"
 #include "api/resources/mandates.hpp"
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
@@ -22,6 +23,8 @@ namespace {
 constexpr route api_table[] = {
     {"GET", "mandates", access::any_key, list_mandates},
     {"GET", "mandates/:mandate_id", access::any_key, show_mandate},
+    {"GET", "mandates/:mandate_id/stats/packets", access::any_key, mandate_packet_stats},
+    {"GET", "mandates/:mandate_id/stats/created_devices", access::any_key, mandate_device_stats},
 
     {"GET", "tags", access::mandate_read, list_folders},
     {"POST", "tags", access::mandate_write, create_folder},

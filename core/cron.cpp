@@ -209,16 +209,11 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using local_minutes = date::local_time<minutes>;
 
-constexpr micros micros_per_second = 1'000'000;
 constexpr micros micros_per_minute = 60 * micros_per_second;
 // Far enough to reach 29 February from anywhere (2096 -> 2104 is 8 years), yet a bounded walk.
 constexpr date::days search_horizon{9 * 366};
 constexpr micros earliest_after = -2'208'988'800 * micros_per_second;  // 1900-01-01T00:00:00Z
 constexpr micros latest_after = 253'402'300'799 * micros_per_second;   // 9999-12-31T23:59:59Z
-
-micros floor_div(micros a, micros b) {
-  return a / b - (a % b < 0 ? 1 : 0);
-}
 
 bool day_matches(const cron_expression& e, const date::year_month_day& ymd) {
   const bool dom = (e.days_of_month >> static_cast<unsigned>(ymd.day())) & 1u;

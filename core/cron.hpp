@@ -54,6 +54,9 @@ struct cron_expression {
 // The error names the field and the problem: "hour: 24 is out of range 0-23".
 [[nodiscard]] boost::system::result<cron_expression, std::string> parse_cron(std::string_view text);
 
+enum class calendar_unit : std::uint8_t;  // core/calendar.hpp
+struct calendar_period;
+
 // An IANA zone (`Europe/Berlin`), resolved once. The zone database lives as long as the process.
 class time_zone {
  public:
@@ -66,6 +69,7 @@ class time_zone {
   const date::time_zone* zone_;
 
   friend std::optional<micros> next_fire(const cron_expression& expression, const time_zone& zone, micros after);
+  friend std::optional<calendar_period> period_containing(const time_zone& zone, calendar_unit unit, micros t);
 };
 
 [[nodiscard]] bool is_known_time_zone(std::string_view name);

@@ -52,7 +52,6 @@ civil civil_from_days(std::int64_t z) {
   return {y + (m <= 2), m, d};
 }
 
-constexpr micros micros_per_second = 1'000'000;
 constexpr micros micros_per_day = 86'400 * micros_per_second;
 
 // Reads exactly `width` digits at `pos`; advances pos.

@@ -5,6 +5,7 @@
 #include "core/json_out.hpp"
 #include "pipeline/action_service.hpp"
 #include "pipeline/changes.hpp"
+#include "storage/counters.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/readings.hpp"
@@ -33,6 +34,8 @@ storage::result<void> device_service::save(storage::write_batch batch, const dev
   const std::string slug(request.doc.at("slug").as_string());
   const std::string old_slug = request.before ? std::string(request.before->at("slug").as_string()) : std::string();
   records_.put(batch, {record_kind::device, request.mandate, id}, request.doc);
+  if (!request.before)  // billing: counted in the write that creates it
+    storage::counters(records_.db()).add(batch, request.mandate, storage::counter_kind::created_devices, now_micros());
   if (slug != old_slug) {
     if (!old_slug.empty()) records_.erase_slug(batch, record_kind::device, request.mandate, old_slug);
     records_.put_slug(batch, record_kind::device, request.mandate, slug, id);

@@ -5,6 +5,7 @@
 #include "core/json_out.hpp"
 #include "pipeline/changes.hpp"
 #include "pipeline/parse_records.hpp"
+#include "storage/counters.hpp"
 
 namespace fl::pipeline {
 
@@ -67,6 +68,8 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   write->queued = queued;
   write->queued_at = now_micros();
   if (queued) queue_.push(write->batch, write->entry, write->queued_at);
+  // Billing counts what was accepted, in the same write: a packet that is not stored is not counted.
+  storage::counters(records_.db()).add(write->batch, mandate, storage::counter_kind::packets, write->queued_at);
   write->added =
       device_change(change_kind::packet_added, mandate, request.device, id, pushed_packet(doc, request.interface_doc));
   // The group-commit thread writes the batch and fsyncs the WAL once for every create in flight;

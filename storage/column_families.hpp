@@ -14,6 +14,7 @@ enum class family : std::uint8_t {
   packets,   // mandate(16) | device(16) | transceived_at(8) | packet id(16)            (issue 4)
   readings,  // mandate(16) | device(16) | measured_at(8) | reading id(16)             (issue 4)
   jobs,      // persistent jobs such as reparse: mandate(16) | job id(16)               (issue 4)
+  counters,  // usage counters: mandate(16) | counter kind(1) | bucket(4) -> int64, summed by merges (issue 11)
 };
 
 struct family_spec {
@@ -21,14 +22,17 @@ struct family_spec {
   std::string_view name;
   // Bytes that form the prefix used for bloom filters and prefix scans (0: none).
   std::size_t prefix_length;
+  // Values are little-endian int64 and writes add to them (write_batch::add) instead of replacing.
+  bool adds = false;
 };
 
-inline constexpr std::array<family_spec, 5> all_families{{
+inline constexpr std::array<family_spec, 6> all_families{{
     {family::meta, "meta", 0},
     {family::index, "index", 0},
     {family::packets, "packets", 32},
     {family::readings, "readings", 32},
     {family::jobs, "jobs", 0},
+    {family::counters, "counters", 0, true},
 }};
 
 }  // namespace fl::storage

@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/options_util.h>
@@ -25,6 +26,27 @@ rocksdb::Slice slice(std::string_view s) {
   return {s.data(), s.size()};
 }
 
+// Counters: a value is a little-endian int64; a merge adds its operand. A value of another size
+// (never written by us) counts as 0 rather than failing the read.
+std::int64_t counter_value(const rocksdb::Slice& bytes) {
+  if (bytes.size() != sizeof(std::int64_t)) return 0;
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < sizeof v; ++i) v |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  return static_cast<std::int64_t>(v);
+}
+
+class int64_add : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& operand, std::string* merged,
+             rocksdb::Logger*) const override {
+    const auto sum = static_cast<std::uint64_t>(existing ? counter_value(*existing) : 0) +
+                     static_cast<std::uint64_t>(counter_value(operand));  // wraps instead of overflowing
+    *merged = encode_counter(static_cast<std::int64_t>(sum));
+    return true;
+  }
+  const char* Name() const override { return "fieldline.int64_add"; }
+};
+
 rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions options;
   rocksdb::BlockBasedTableOptions table;
@@ -36,10 +58,22 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
     options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
   }
   options.compression = rocksdb::kLZ4Compression;
+  if (spec.adds) options.merge_operator = std::make_shared<int64_add>();
   return options;
 }
 
 }  // namespace
+
+std::string encode_counter(std::int64_t n) {
+  std::string out(sizeof n, '\0');
+  const auto v = static_cast<std::uint64_t>(n);
+  for (std::size_t i = 0; i < sizeof n; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  return out;
+}
+
+std::int64_t decode_counter(std::string_view bytes) {
+  return counter_value(slice(bytes));
+}
 
 std::string prefix_successor(std::string_view prefix) {
   std::string next(prefix);
@@ -76,6 +110,10 @@ void write_batch::put(family f, std::string_view key, std::string_view value) {
   impl_->keep(impl_->batch.Put(impl_->handle(f), slice(key), slice(value)));
 }
 
+void write_batch::add(family f, std::string_view key, std::int64_t n) {
+  impl_->keep(impl_->batch.Merge(impl_->handle(f), slice(key), encode_counter(n)));
+}
+
 void write_batch::erase(family f, std::string_view key) {
   impl_->keep(impl_->batch.Delete(impl_->handle(f), slice(key)));
 }
@@ -107,6 +145,10 @@ class batch_copier : public rocksdb::WriteBatch::Handler {
   rocksdb::Status PutCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
     auto* h = handle(family);
     return h ? out_.Put(h, key, value) : unknown(family);
+  }
+  rocksdb::Status MergeCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+    auto* h = handle(family);
+    return h ? out_.Merge(h, key, value) : unknown(family);
   }
   rocksdb::Status DeleteCF(std::uint32_t family, const rocksdb::Slice& key) override {
     auto* h = handle(family);

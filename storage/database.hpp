@@ -1,6 +1,7 @@
 #pragma once
 // The one RocksDB instance: opening it with every column family, atomic batches, point reads and
 // ordered prefix scans. Nothing here knows what the bytes mean.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -24,6 +25,8 @@ class write_batch {
 
   void put(family f, std::string_view key, std::string_view value);
   void erase(family f, std::string_view key);
+  // Adds `n` to the int64 counter at `key` (families with `adds`), without reading it.
+  void add(family f, std::string_view key, std::int64_t n);
   // Removes every key starting with `prefix`.
   void erase_prefix(family f, std::string_view prefix);
   [[nodiscard]] std::size_t size() const;
@@ -82,6 +85,10 @@ class database {
   explicit database(std::unique_ptr<impl> state);
   std::unique_ptr<impl> impl_;
 };
+
+// A counter's stored bytes (little-endian int64) and back.
+[[nodiscard]] std::string encode_counter(std::int64_t n);
+[[nodiscard]] std::int64_t decode_counter(std::string_view bytes);
 
 // The smallest string greater than every string that starts with `prefix` (empty: no bound).
 [[nodiscard]] std::string prefix_successor(std::string_view prefix);

@@ -2,6 +2,7 @@
 
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
+#include "core/cron.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 
@@ -30,6 +31,14 @@ api_error* read_mandate_fields(const json::object& body, json::object& doc, bool
   // The per-packet parse deadline of this mandate's parsers (pipeline::parse_service).
   if (auto n = in.integer("parse_timeout_ms", 1, 60'000)) doc["parse_timeout_ms"] = *n;
   if (auto lang = in.string("default_language", 16)) doc["default_language"] = *lang;
+  // The zone billing statistics count days, months and years in (IANA name).
+  if (auto zone = in.string("time_zone", 64)) {
+    if (!is_known_time_zone(*zone)) {
+      in.fail("time_zone", "must be an IANA time zone such as Europe/Zurich");
+    } else {
+      doc["time_zone"] = *zone;
+    }
+  }
   if (auto allow = in.boolean("allow_registration")) doc["allow_registration"] = *allow;
   if (in.has("features")) {
     const auto& features = body.at("features");
@@ -119,6 +128,7 @@ http_response admin_create_mandate(request_context& ctx) {
                    {"limit_max_api_keys", default_key_limit},
                    {"parse_timeout_ms", 100},
                    {"default_language", "en"},
+                   {"time_zone", "UTC"},
                    {"allow_registration", false},
                    {"inserted_at", now},
                    {"updated_at", now}};
