@@ -163,7 +163,7 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
         // The connection becomes a websocket; this session is done with it.
         auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, std::move(*slot),
                                                           limits.websocket, *shared_.sockets, shared_.replays);
-        co_await socket->run(parser.release());
+        co_await socket->run(parser.release(), std::move(answer.headers));
         co_return;
       }
     }

@@ -51,7 +51,8 @@ websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade up
       wake_(stream_.get_executor()),
       watch_(stream_.get_executor()) {}
 
-asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::string_body> request) {
+asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::string_body> request,
+                                             std::vector<std::pair<std::string, std::string>> headers) {
   auto self = shared_from_this();
   // Joined before the 101 goes out: a client may act as soon as it sees it (post a packet, or an
   // operator revoke its key), and what that changes must reach this socket. Changes offered during
@@ -61,8 +62,10 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
     // Beast validates the upgrade request and answers it (or refuses it with 400); the frames
     // after it are ours (websocket_frames.hpp). No extension is offered, permessage-deflate included.
     websocket::stream<beast::tcp_stream&> handshake(stream_);
-    handshake.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(beast::http::field::server, "fieldline"); }));
+    handshake.set_option(websocket::stream_base::decorator([&headers](websocket::response_type& res) {
+      res.set(beast::http::field::server, "fieldline");
+      for (const auto& [name, value] : headers) res.set(name, value);
+    }));
     stream_.expires_after(limits_.write_timeout);
     auto [accept_ec] = co_await handshake.async_accept(request, tuple_awaitable);
     if (accept_ec) {

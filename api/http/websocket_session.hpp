@@ -25,6 +25,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/http/broadcaster.hpp"
@@ -43,8 +44,10 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   websocket_session(boost::beast::tcp_stream stream, socket_upgrade upgrade, broadcaster::slot slot,
                     const websocket_limits& limits, broadcaster& hub, boost::asio::thread_pool& replay_pool);
 
-  // Accepts the handshake and serves until the socket closes.
-  boost::asio::awaitable<void> run(boost::beast::http::request<boost::beast::http::string_body> request);
+  // Accepts the handshake (its 101 carries `headers`: the caller's rate limits) and serves until the
+  // socket closes.
+  boost::asio::awaitable<void> run(boost::beast::http::request<boost::beast::http::string_body> request,
+                                   std::vector<std::pair<std::string, std::string>> headers = {});
 
   // Thread-safe, never waits: queues a frame, or (queue full) closes the socket with 1008.
   void offer(std::shared_ptr<const std::string> frame, const uuid& item);

@@ -286,6 +286,17 @@ TEST_F(websockets, a_malformed_handshake_is_refused_with_a_json_error) {
   EXPECT_EQ(handshake("Sec-WebSocket-Version: 13\r\n", good_key).status, 101);
 }
 
+TEST_F(websockets, the_upgrade_answer_carries_a_limited_keys_rate_headers) {
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
+                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"));
+  auto answer = c.read_response(5s);
+  EXPECT_EQ(answer.status, 101);
+  EXPECT_NE(answer.head.find("x-ratelimit-limit: "), std::string::npos) << answer.head;
+  EXPECT_NE(answer.head.find("x-ratelimit-remaining: "), std::string::npos) << answer.head;
+}
+
 TEST_F(websockets, permessage_deflate_is_not_negotiated) {
   raw_connection c(server_->port());
   ASSERT_TRUE(c.send("GET " + device_path("packets", device_) + " HTTP/1.1\r\nHost: x\r\nx-api-key: " + key_ +
