@@ -18,6 +18,10 @@ class router {
   // (404, 405, 400) and routes marked route::never_blocks are answered here, on the I/O thread.
   [[nodiscard]] std::optional<http_response> handle_unless_blocking(const http_request& request) const;
 
+  // Whether `method` on `target` (path and query) is a route that takes a file upload (route::file_io
+  // and not a GET): the server then allows it a larger body. No authentication is involved.
+  [[nodiscard]] bool accepts_upload(std::string_view method, std::string_view target) const;
+
  private:
   [[nodiscard]] std::optional<http_response> dispatch(const http_request& request, bool may_block) const;
   app_context& app_;

@@ -105,9 +105,20 @@ std::string_view format_name(image_format f) {
   return "unknown";
 }
 
+// libvips warns through GLib on stderr (a truncated PNG: one line per missing row); into the log
+// at debug level instead.
+static void log_vips_message(const gchar* /*domain*/, GLogLevelFlags /*level*/, const gchar* message,
+                             gpointer /*data*/) {
+  spdlog::debug("libvips: {}", message ? message : "");
+}
+
 void init_image_codec() {
   static std::once_flag once;
   std::call_once(once, [] {
+    g_log_set_handler(
+        "VIPS",
+        static_cast<GLogLevelFlags>(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG),
+        log_vips_message, nullptr);
     if (VIPS_INIT("fieldline") != 0) throw std::runtime_error("libvips failed to start: " + take_vips_error());
     vips_concurrency_set(1);  // one worker thread: the machine's cores belong to requests and parsers
     vips_cache_set_max(0);    // no operation cache: every upload is new, and memory stays per upload
