@@ -19,6 +19,7 @@
 #include "pipeline/device_service.hpp"
 #include "pipeline/driver_config_service.hpp"
 #include "pipeline/folder_service.hpp"
+#include "pipeline/image_service.hpp"
 #include "pipeline/mandate_service.hpp"
 #include "pipeline/packet_service.hpp"
 #include "pipeline/parse_service.hpp"
@@ -51,7 +52,8 @@ struct principal {
 // here but only parses once started (serve starts it).
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
-                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {})
+                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {},
+                       pipeline::image_config image_config = {})
       : feed(pipeline::make_memory_feed()),
         records(r),
         packets(r.db()),
@@ -60,10 +62,11 @@ struct app_context {
         parsers(parsing),
         parsing(r, durable, *feed, parsing_config),
         reparse(r, parsing, *feed, reparse_config),
+        images(r, std::move(image_config)),
         packet_writes(r, packets, durable, parsing, *feed),
-        device_writes(r, parsing, *feed),
+        device_writes(r, parsing, images, *feed),
         folder_writes(r, *feed),
-        mandate_writes(r, *feed),
+        mandate_writes(r, images, *feed),
         usage(r),
         driver_config(r, *feed),
         actions(r, *feed, driver_types),
@@ -87,6 +90,9 @@ struct app_context {
   pipeline::parser_checker parsers;
   pipeline::parse_service parsing;
   pipeline::reparse_runner reparse;
+  // Device images: uploads (rendered one at a time), their files and records; the device and
+  // mandate deletes remove their files through it.
+  pipeline::image_service images;
   pipeline::packet_service packet_writes;
   pipeline::device_service device_writes;
   pipeline::folder_service folder_writes;

@@ -109,6 +109,18 @@ http_response with_rate_headers(http_response response, const std::optional<rate
   return response;
 }
 
+bool router::accepts_upload(std::string_view method, std::string_view target) const {
+  if (method == "GET" || method == "HEAD") return false;
+  auto segments = split_path(target.substr(0, target.find('?')));
+  if (!segments) return false;
+  const auto located = route_table(*segments);
+  if (!located) return false;
+  params_t params;
+  for (const auto& r : located->first)
+    if (r.method == method && match(r.pattern, located->second, params)) return r.file_io;
+  return false;
+}
+
 http_response router::handle(const http_request& request) const {
   return *dispatch(request, true);
 }
@@ -172,8 +184,9 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       if (path_known) return answer_for(key, {405, "method " + request.method + " is not allowed on this route"});
       return answer_for(key, not_found("route"));
     }
-    // Reads never wait on a write or the disk; of the writes, only routes marked never_blocks.
-    if (!may_block && !found->never_blocks && found->method != "GET") return std::nullopt;
+    // Reads never wait on a write or the disk (except file routes); of the writes, only routes
+    // marked never_blocks.
+    if (!may_block && (found->file_io || (!found->never_blocks && found->method != "GET"))) return std::nullopt;
 
     if (found->level == access::webhook) {  // authenticated by the handler, not by an API key
       request_context ctx{app_, request, *query, principal{}, std::move(params)};

@@ -26,6 +26,10 @@ class router {
   // head was read: with the rate headers when its x-api-key names a limited key.
   [[nodiscard]] http_response refuse(const http_request& head, const api_error& refusal) const;
 
+  // Whether `method` on `target` (path and query) is a route that takes a file upload (route::file_io
+  // and not a GET): the server then allows it a larger body. No authentication is involved.
+  [[nodiscard]] bool accepts_upload(std::string_view method, std::string_view target) const;
+
  private:
   [[nodiscard]] std::optional<http_response> dispatch(const http_request& request, bool may_block) const;
   // Takes one token from a limited caller's bucket; nullopt for unlimited (superadmin) keys.

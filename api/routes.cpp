@@ -5,6 +5,7 @@
 #include "api/resources/devices.hpp"
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
+#include "api/resources/images.hpp"
 #include "api/resources/mandate_stats.hpp"
 #include "api/resources/mandates.hpp"
 #include "api/resources/packets.hpp"
@@ -107,6 +108,12 @@ constexpr route api_table[] = {
     {"GET", "devices/:device/packets/:packet", access::mandate_read, show_packet},
     {"PUT", "devices/:device/packets/:packet", access::mandate_write, update_packet},
     {"DELETE", "devices/:device/packets/:packet", access::mandate_write, delete_packet},
+    // Uploads and file reads run on the write pool (file_io): rendering and disk reads stay off
+    // the I/O threads, and the upload may have a larger body.
+    {"GET", "devices/:device/images", access::mandate_read, list_images},
+    {"POST", "devices/:device/images", access::mandate_write, upload_image, false, true},
+    {"DELETE", "images/:image", access::mandate_write, delete_image},
+    {"GET", "images/:image/:version", access::mandate_read, image_file_response, false, true},
 
     {"GET", "parsers", access::mandate_read, list_parsers},
     {"GET", "parsers/:parser", access::mandate_read, show_parser},

@@ -26,6 +26,9 @@ struct route {
   // The handler only reads and leaves its write to http_response::after_durable (group commit), so
   // it may run on an I/O thread instead of the write pool: one thread hand-over less per request.
   bool never_blocks = false;
+  // Runs on the write pool even as a GET (it reads files), and a POST here may carry a file upload:
+  // its body may be up to server_limits::max_upload_bytes instead of max_body_bytes.
+  bool file_io = false;
 };
 
 [[nodiscard]] std::span<const route> api_routes();      // under /api/v1

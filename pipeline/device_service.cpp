@@ -26,8 +26,9 @@ bool same_folders(std::vector<uuid> a, std::vector<uuid> b) {
 
 }  // namespace
 
-device_service::device_service(storage::records& records, parse_service& parsing, change_feed& feed)
-    : records_(records), parsing_(parsing), feed_(feed) {}
+device_service::device_service(storage::records& records, parse_service& parsing, image_service& images,
+                               change_feed& feed)
+    : records_(records), parsing_(parsing), images_(images), feed_(feed) {}
 
 storage::result<void> device_service::save(storage::write_batch batch, const device_save& request) {
   const uuid id = *uuid::parse(request.doc.at("id").as_string());
@@ -64,7 +65,10 @@ service_result<removed_device, device_errc> device_service::remove(const uuid& m
     return service_error{device_errc::storage, erased.error()};
   if (auto erased = storage::readings(records_.db()).erase_device(batch, mandate, device); !erased)
     return service_error{device_errc::storage, erased.error()};
+  auto images = images_.erase_device_images(batch, mandate, device);
+  if (!images) return service_error{device_errc::storage, images.error()};
   if (auto done = records_.commit(batch); !done) return service_error{device_errc::storage, done.error()};
+  images_.remove_files(mandate, *images);  // only once the records are durably gone
   parsing_.device_removed(mandate, device);
   feed_.publish(device_change(change_kind::device_deleted, mandate, **doc, device));
   return removed_device{std::move(**doc), std::move(*interfaces)};

@@ -1,8 +1,8 @@
 #pragma once
 // The rules of writing devices: saving one (with the folders its request created inline) publishes
 // `device_changed` when it is new or its folders changed; deleting one takes everything it holds
-// (interfaces, packets, readings, parse queue, reparse job) in one synced write, tells the parse
-// service and publishes `device_deleted`.
+// (interfaces, packets, readings, parse queue, reparse job, image records) in one synced write, then
+// removes its image files, tells the parse service and publishes `device_deleted`.
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <optional>
@@ -10,6 +10,7 @@
 
 #include "core/ids.hpp"
 #include "pipeline/change_feed.hpp"
+#include "pipeline/image_service.hpp"
 #include "pipeline/parse_service.hpp"
 #include "pipeline/service_result.hpp"
 #include "storage/records.hpp"
@@ -36,7 +37,7 @@ struct removed_device {
 
 class device_service {
  public:
-  device_service(storage::records& records, parse_service& parsing, change_feed& feed);
+  device_service(storage::records& records, parse_service& parsing, image_service& images, change_feed& feed);
 
   // Adds the device (and its slug index) to `batch`, which may already hold folders created for
   // it, and writes it. The caller holds records.writer() from its checks (free slug, folders,
@@ -47,6 +48,7 @@ class device_service {
  private:
   storage::records& records_;
   parse_service& parsing_;
+  image_service& images_;
   change_feed& feed_;
 };
 

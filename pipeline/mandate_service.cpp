@@ -27,6 +27,7 @@ service_result<json::object, mandate_errc> mandate_service::remove(const uuid& m
   records_.erase(batch, {record_kind::mandate, uuid::nil(), mandate});
   records_.erase_slug(batch, record_kind::mandate, uuid::nil(), (*doc)->at("slug").as_string());
   if (auto done = records_.commit(batch); !done) return service_error{mandate_errc::storage, done.error()};
+  images_.remove_mandate_files(mandate);  // only once the records are durably gone
   change deleted;
   deleted.kind = change_kind::mandate_deleted;
   deleted.mandate = mandate;

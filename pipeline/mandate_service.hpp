@@ -1,11 +1,13 @@
 #pragma once
 // The rules of deleting a mandate: everything it holds goes in one synced write (its API keys'
-// global hash-index entries included); then `mandate_deleted` is published.
+// global hash-index entries included); then its image files are removed and `mandate_deleted` is
+// published.
 #include <boost/json/object.hpp>
 #include <cstdint>
 
 #include "core/ids.hpp"
 #include "pipeline/change_feed.hpp"
+#include "pipeline/image_service.hpp"
 #include "pipeline/service_result.hpp"
 #include "storage/records.hpp"
 
@@ -21,13 +23,15 @@ void erase_key_index(const storage::records& records, storage::write_batch& batc
 
 class mandate_service {
  public:
-  mandate_service(storage::records& records, change_feed& feed) : records_(records), feed_(feed) {}
+  mandate_service(storage::records& records, image_service& images, change_feed& feed)
+      : records_(records), images_(images), feed_(feed) {}
 
   // Returns the mandate as it was.
   [[nodiscard]] service_result<boost::json::object, mandate_errc> remove(const uuid& mandate);
 
  private:
   storage::records& records_;
+  image_service& images_;
   change_feed& feed_;
 };
 

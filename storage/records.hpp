@@ -37,6 +37,7 @@ enum class record_kind : std::uint8_t {
   profile = 9,
   action = 10,
   schedule = 11,
+  image = 12,  // one per uploaded image, under the mandate; its files live in the image directory
 };
 
 [[nodiscard]] constexpr bool is_nested(record_kind k) {
@@ -82,7 +83,7 @@ class records {
   void erase(write_batch& batch, const record_address& at) const;
   void put_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug, const uuid& id) const;
   void erase_slug(write_batch& batch, record_kind kind, const uuid& mandate, std::string_view slug) const;
-  // Membership lists (a device's actions, its pending actions, its schedules) so that a rule about
+  // Membership lists (a device's actions, its pending actions, its schedules, its images) so that a rule about
   // one device reads only that device's entries, never the whole mandate:
   //   index: mandate(16) | member_index(1) | list(1) | parent(16) | id(16) -> ""
   void put_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent, const uuid& id) const;

@@ -28,6 +28,8 @@ struct serve_options {
   api::rate_policy default_rate;  // for keys without their own limit
   pipeline::parse_service_config parsing;
   pipeline::reparse_config reparse;
+  std::string image_dir;  // empty: no image storage (uploads answer 503)
+  pipeline::image_config images;
 };
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
@@ -56,6 +58,10 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.data = v.as_string();
     else if (key == "listen")
       options.listen = v.as_string();
+    else if (key == "image_dir")
+      options.image_dir = v.as_string();
+    else if (key == "max_image_bytes")
+      options.images.max_bytes = v.to_number<std::size_t>();
     else if (key == "max_body_bytes")
       options.limits.max_body_bytes = v.to_number<std::size_t>();
     else if (key == "max_header_bytes")
@@ -121,7 +127,8 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
       options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||
       options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||
-      options.reparse.clean_grace.count() < 0)
+      options.reparse.clean_grace.count() < 0 || options.images.max_bytes < 1024 ||
+      options.images.max_bytes > (1u << 30))
     throw std::runtime_error("config file " + path + " sets a limit out of range");
 }
 
@@ -155,6 +162,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
     for (const auto& flag : explicit_flags) {
       if (flag == "data") from_file.data = options.data;
       if (flag == "listen") from_file.listen = options.listen;
+      if (flag == "image-dir") from_file.image_dir = options.image_dir;
     }
     options = from_file;
   }
@@ -167,7 +175,17 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   storage::records records(**db);
   api::ensure_superadmin_key(records, options.data);
 
-  api::app_context app(records, options.default_rate, options.parsing, options.reparse);
+  if (!options.image_dir.empty()) options.images.dir = std::filesystem::absolute(options.image_dir);
+  // An upload's body is its file plus the multipart framing.
+  options.limits.max_upload_bytes = options.images.max_bytes + (64u << 10);
+  api::app_context app(records, options.default_rate, options.parsing, options.reparse, options.images);
+  // Before serving: the directory exists, and what an interrupted upload or delete left is gone.
+  app.images.prepare_directory();
+  if (app.images.configured()) {
+    spdlog::info("images are stored in {}", options.images.dir->string());
+  } else {
+    spdlog::info("no --image-dir: image uploads are refused (503)");
+  }
   api::router routes(app);
   api::http_server server(routes, options.limits, app.feed.get());
   server.listen(host, port);
@@ -195,11 +213,14 @@ void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Run the HTTP API server");
   auto* data = cmd->add_option("--data", options->data, "Data directory (RocksDB)")->capture_default_str();
   auto* listen = cmd->add_option("--listen", options->listen, "HOST:PORT to listen on")->capture_default_str();
-  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen)");
-  cmd->callback([options, data, listen] {
+  auto* image_dir = cmd->add_option("--image-dir", options->image_dir,
+                                    "Directory for uploaded device images (none: uploads are refused)");
+  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen, image_dir)");
+  cmd->callback([options, data, listen, image_dir] {
     std::vector<std::string> explicit_flags;
     if (data->count() > 0) explicit_flags.emplace_back("data");
     if (listen->count() > 0) explicit_flags.emplace_back("listen");
+    if (image_dir->count() > 0) explicit_flags.emplace_back("image-dir");
     serve(*options, explicit_flags);
   });
 }

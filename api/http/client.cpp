@@ -64,7 +64,7 @@ client_response http_client::request(const std::string& method, const std::strin
   req.set(http::field::user_agent, "fieldline-client");
   for (const auto& [name, value] : headers) req.set(name, value);
   if (!body.empty()) {
-    req.set(http::field::content_type, "application/json");
+    if (req.find(http::field::content_type) == req.end()) req.set(http::field::content_type, "application/json");
     req.body() = body;
   }
   req.prepare_payload();

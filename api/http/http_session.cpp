@@ -1,5 +1,6 @@
 #include "api/http/http_session.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -44,6 +45,7 @@ http_request from_beast(const http::request<http::string_body>& req) {
   out.path = std::string(target.substr(0, q));
   if (q != std::string_view::npos) out.query = std::string(target.substr(q + 1));
   out.body = req.body();
+  if (auto it = req.find(http::field::content_type); it != req.end()) out.content_type = std::string(it->value());
   if (auto it = req.find("x-api-key"); it != req.end()) out.api_key_header = std::string(it->value());
   if (auto it = req.find(http::field::authorization); it != req.end()) out.authorization = std::string(it->value());
   out.websocket_upgrade = beast::websocket::is_upgrade(req);
@@ -93,7 +95,10 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
   while (!shared_.stopping && !cut) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
-    parser.body_limit(limits.max_body_bytes);
+    // The larger of the two limits until the route is known (Beast checks a Content-Length against
+    // it as the header completes); then the route's own.
+    parser.body_limit(std::max(limits.max_body_bytes, limits.max_upload_bytes));
+    std::size_t body_cap = limits.max_body_bytes;
 
     if (buffer.size() == 0) {  // else a pipelined request has begun already
       // Waiting for the first byte of a request: the only time this connection may be cut.
@@ -109,12 +114,18 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
     if (!first) stream_.expires_after(limits.header_timeout);
     first = false;
     auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
-    if (!header_ec && parser.get()[http::field::expect] == "100-continue") {
+    beast::error_code ec = header_ec;
+    if (!ec || ec == http::error::body_limit) {
+      const auto& head = parser.get();
+      if (shared_.routes.accepts_upload(head.method_string(), head.target())) body_cap = limits.max_upload_bytes;
+      if (!ec && parser.content_length() && *parser.content_length() > body_cap) ec = http::error::body_limit;
+      if (!ec) parser.body_limit(body_cap);
+    }
+    if (!ec && parser.get()[http::field::expect] == "100-continue") {
       http::response<http::empty_body> cont{http::status::continue_, 11};
       stream_.expires_after(limits.write_timeout);
       co_await http::async_write(stream_, cont, tuple_awaitable);
     }
-    beast::error_code ec = header_ec;
     if (!ec) {
       stream_.expires_after(limits.request_timeout);
       auto [body_ec, body_bytes] = co_await http::async_read(stream_, buffer, parser, tuple_awaitable);
@@ -123,10 +134,9 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
     if (ec) {
       std::optional<http::response<http::string_body>> answer;
       if (ec == http::error::body_limit) {  // the head is whole: a limited key gets its rate headers
-        answer = to_beast(
-            shared_.routes.refuse(from_beast(parser.get()),
-                                  {413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes"}),
-            11, false);
+        answer = to_beast(shared_.routes.refuse(from_beast(parser.get()),
+                                                {413, "request body exceeds " + std::to_string(body_cap) + " bytes"}),
+                          11, false);
       } else if (ec == http::error::header_limit) {
         answer = early_error(431, "request header exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
       } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&

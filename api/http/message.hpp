@@ -16,6 +16,7 @@ struct http_request {
   std::string path;    // percent-encoded path without the query
   std::string query;   // raw query string without '?'
   std::string body;
+  std::string content_type;        // Content-Type, empty when absent (multipart uploads read it)
   std::string api_key_header;      // x-api-key, empty when absent
   std::string authorization;       // Authorization (webhooks authenticate with it), empty when absent
   bool websocket_upgrade = false;  // a websocket handshake (GET with Upgrade: websocket)

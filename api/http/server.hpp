@@ -17,7 +17,10 @@ class change_feed;
 namespace fl::api {
 
 struct server_limits {
-  std::size_t max_body_bytes = 1u << 20;     // default 1 MiB: larger bodies get 413
+  std::size_t max_body_bytes = 1u << 20;  // default 1 MiB: larger bodies get 413
+  // Default 10 MiB + 64 KiB: the body of a file upload route (route::file_io), multipart framing
+  // included; only those routes may receive more than max_body_bytes.
+  std::size_t max_upload_bytes = (10u << 20) + (64u << 10);
   std::size_t max_header_bytes = 16u << 10;  // default 16 KiB: larger headers get 431
   std::chrono::seconds idle_timeout{75};     // default 75 s (clients keep idle connections 30-60 s)
   // Default 10 s: a new connection must send its first request's headers whole within this of being

@@ -8,6 +8,7 @@ namespace fl::testing {
 class isolation : public api_fixture {
  protected:
   void SetUp() override {
+    image_config_.dir = image_dir_.path();  // images are stored, so their routes have something to leak
     api_fixture::SetUp();
     mandate_a_ = make_mandate("Victim", json::array{"api_packets_writeable"});
     key_a_ = make_key(mandate_a_, "admin");
@@ -36,6 +37,23 @@ class isolation : public api_fixture {
     const auto b = make_mandate("Attacker", json::array{"api_packets_writeable"});
     key_b_ = make_key(b, "admin");
     make_device(key_b_, "attacker-device", make_folder(key_b_, "Mine"));
+
+    // A 1x1 PNG as A's device image.
+    api::http_request upload;
+    upload.method = "POST";
+    upload.path = "/api/v1/devices/" + device_a_ + "/images";
+    upload.api_key_header = key_a_;
+    upload.content_type = "multipart/form-data; boundary=b";
+    upload.body =
+        std::string("--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"secret-image.png\"\r\n\r\n") +
+        std::string(
+            "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x01\0\0\0\x01\x08\x04\0\0\0\xb5\x1c\x0c\x02\0\0\0"
+            "\x0bIDAT\x78\xda\x63\x64\x60\0\0\0\x06\0\x02\x30\x81\xd0\x2f\0\0\0\0IEND\xae\x42\x60\x82",
+            68) +
+        "\r\n--b--\r\n";
+    auto image = send(upload);
+    ASSERT_EQ(image.status, 201) << image.text;
+    image_a_ = image.id();
   }
 
   // Everything of mandate A as its own admin sees it.
@@ -46,6 +64,8 @@ class isolation : public api_fixture {
       all += call("GET", path, key_a_).text;
     all += call("GET", "/api/v1/devices/" + device_a_ + "/interfaces", key_a_).text;
     all += call("GET", "/api/v1/devices/" + device_a_ + "/packets/" + packet_a_, key_a_).text;
+    all += call("GET", "/api/v1/devices/" + device_a_ + "/images", key_a_).text;
+    all += std::to_string(call("GET", "/api/v1/images/" + image_a_ + "/original", key_a_).text.size());
     return all;
   }
 
@@ -71,6 +91,10 @@ class isolation : public api_fixture {
         seg = packet_a_;
       else if (part == ":mandate_id")
         seg = mandate_a_;
+      else if (part == ":image")
+        seg = image_a_;
+      else if (part == ":version")
+        seg = "original";
       else if (part == "by-:selector")
         seg = "by-id";
       else if (part == ":identifier")
@@ -97,12 +121,13 @@ class isolation : public api_fixture {
   }
 
   std::vector<std::string> secrets() const {
-    return {device_a_, folder_a_,       child_a_, interface_a_,    instance_a_, parser_a_,
-            key_a_,    "victim-device", "Secret", "secret-parser", packet_a_,   "secret-payload"};
+    return {device_a_,       folder_a_, child_a_,        interface_a_, instance_a_,      parser_a_, key_a_,
+            "victim-device", "Secret",  "secret-parser", packet_a_,    "secret-payload", image_a_,  "secret-image"};
   }
 
   std::string mandate_a_, key_a_, instance_a_, folder_a_, child_a_, device_a_, interface_a_, parser_a_, packet_a_,
-      key_b_;
+      image_a_, key_b_;
+  temp_dir image_dir_;
 };
 
 TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_changes_nothing) {
@@ -120,7 +145,8 @@ TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_cha
         r.pattern.find(":device") != std::string_view::npos || r.pattern.find(":tag") != std::string_view::npos ||
         r.pattern.find(":interface") != std::string_view::npos ||
         r.pattern.find(":instance") != std::string_view::npos || r.pattern.find(":parser") != std::string_view::npos ||
-        r.pattern.find(":packet") != std::string_view::npos || r.pattern.find(":mandate_id") != std::string_view::npos;
+        r.pattern.find(":packet") != std::string_view::npos ||
+        r.pattern.find(":mandate_id") != std::string_view::npos || r.pattern.find(":image") != std::string_view::npos;
     if (names_an_object) {
       EXPECT_EQ(res.status, 404) << r.method << " " << path << ": " << res.text;
     }

@@ -37,6 +37,7 @@ struct reply {
   json::value body;  // the parsed response (null for an empty body)
   std::string text;
   std::vector<std::pair<std::string, std::string>> headers;
+  std::string content_type;
 
   [[nodiscard]] std::string header(std::string_view name) const {
     for (const auto& [k, v] : headers)
@@ -69,7 +70,8 @@ class api_fixture : public ::testing::Test {
     api::ensure_superadmin_key(*records_, dir_.path());
     std::ifstream in(dir_.path() / "superadmin.key");
     std::getline(in, superadmin_);
-    app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_);
+    app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_,
+                                              image_config_);
     router_ = std::make_unique<api::router>(*app_);
   }
 
@@ -86,6 +88,11 @@ class api_fixture : public ::testing::Test {
       req.query += (req.query.empty() ? "" : "&") + std::string("auth=") + key;
     }
     req.body = body;
+    return send(req);
+  }
+  // Any request, as built by the caller (content type, binary body); a body that is not JSON (an
+  // image file) is kept in `text` only.
+  reply send(const api::http_request& req) const {
     auto res = router_->handle(req);
     if (res.after_durable) {  // as the server does: the answer waits for the write to be durable
       std::promise<bool> durable;
@@ -96,11 +103,12 @@ class api_fixture : public ::testing::Test {
     r.status = res.status;
     r.text = res.body;
     r.headers = res.headers;
+    r.content_type = res.content_type;
     if (res.stream) {  // NDJSON: the lines are kept in `text`; `body` stays null
       for (std::string piece = res.stream->next(); !piece.empty(); piece = res.stream->next()) r.text += piece;
       return r;
     }
-    if (!res.body.empty()) {
+    if (!res.body.empty() && res.content_type == "application/json") {
       boost::system::error_code ec;
       r.body = json::parse(res.body, ec);
       EXPECT_FALSE(ec) << "response is not JSON: " << res.body;
@@ -150,6 +158,7 @@ class api_fixture : public ::testing::Test {
   std::unique_ptr<storage::records> records_;
   pipeline::parse_service_config parse_config_;  // tests of the pipeline tune these before open()
   pipeline::reparse_config reparse_config_;
+  pipeline::image_config image_config_;  // no image directory unless a test sets one before open()
   std::unique_ptr<api::app_context> app_;
   std::unique_ptr<api::router> router_;
   std::string superadmin_;
