@@ -40,6 +40,34 @@ const std::string& request_context::param(std::string_view name) const {
   return empty;
 }
 
+bool request_context::may(pipeline::resource_type type, pipeline::operation op,
+                          const boost::json::object& resource) const {
+  switch (caller.access) {
+    case role::superadmin:
+    case role::admin:
+      return true;
+    case role::read_only:
+      return op == pipeline::operation::read;
+    case role::member:
+      return caller.rules && caller.rules->allows(type, op, resource);
+    case role::billing:
+      return false;
+  }
+  return false;
+}
+
+pipeline::operation request_context::implied_operation() const {
+  return request.method == "GET" || request.method == "HEAD" ? pipeline::operation::read : pipeline::operation::update;
+}
+
+std::optional<api_error> request_context::refuse_unless(pipeline::resource_type type, pipeline::operation op,
+                                                        const boost::json::object& resource) const {
+  if (may(type, op, resource)) return std::nullopt;
+  static constexpr std::string_view verbs[] = {"create", "read", "change", "delete"};
+  return forbidden("this key's groups do not allow to " + std::string(verbs[static_cast<std::size_t>(op)]) + " this " +
+                   std::string(pipeline::resource_type_name(type)));
+}
+
 api_error storage_failure(const storage::error& e) {
   spdlog::error("storage failure: {}", e.message);
   if (e.code == storage::errc::busy) return {503, "storage is busy, retry shortly"};

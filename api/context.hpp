@@ -9,11 +9,14 @@
 
 #include "api/http/envelope.hpp"
 #include "api/http/message.hpp"
+#include "api/principal.hpp"
+#include "api/principal_cache.hpp"
 #include "api/rate_limiter.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
 #include "drivers/catalog.hpp"
 #include "drivers/driver_host.hpp"
+#include "pipeline/access_rules.hpp"
 #include "pipeline/action_service.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/device_service.hpp"
@@ -34,18 +37,6 @@
 #include "storage/wal_syncer.hpp"
 
 namespace fl::api {
-
-enum class role { superadmin, admin, read_only, member, billing };
-
-[[nodiscard]] std::string_view role_name(role r);
-[[nodiscard]] std::optional<role> parse_role(std::string_view name);
-
-struct principal {
-  uuid key_id;
-  std::optional<uuid> mandate;  // nullopt: a key for all mandates
-  role access = role::read_only;
-  std::optional<rate_policy> rate;  // nullopt: the server-wide default
-};
 
 // What lives for the whole server: the change feed, the stores, the rate limiter, the parser
 // checker, the parser, and the domain services handlers write through. The parse service is built
@@ -68,6 +59,7 @@ struct app_context {
         folder_writes(r, *feed),
         mandate_writes(r, images, *feed),
         usage(r),
+        principals(r),
         driver_config(r, *feed),
         actions(r, *feed, driver_types),
         schedules(r, actions, timers),
@@ -98,6 +90,8 @@ struct app_context {
   pipeline::folder_service folder_writes;
   pipeline::mandate_service mandate_writes;
   pipeline::usage_stats usage;  // billing statistics, from the counters the services above keep
+  // Keys resolved to principals from memory; key, group and mandate writes invalidate it.
+  principal_cache principals;
   // Actions: the rules (actions), what the drivers offer (driver_types), the timers of expiries,
   // answer deadlines and schedules, and the host that runs the driver instances. Serve starts
   // the timers and the host.
@@ -124,6 +118,17 @@ struct request_context {
   // The mandate the request acts in (resource routes guarantee it is set).
   [[nodiscard]] const uuid& mandate() const { return *caller.mandate; }
   [[nodiscard]] storage::records& records() const { return app.records; }
+
+  // Whether the caller may do `op` on `resource` (a stored document of `type`) in its mandate:
+  // admin keys anything, read-only keys reads, member keys what their groups' rules grant.
+  [[nodiscard]] bool may(pipeline::resource_type type, pipeline::operation op,
+                         const boost::json::object& resource) const;
+  // The operation a request performs on the resource its path names: GET reads, other methods
+  // update (a packet posted to a device updates the device); create and delete routes say so.
+  [[nodiscard]] pipeline::operation implied_operation() const;
+  // `may`, as a 403 naming what was refused.
+  [[nodiscard]] std::optional<api_error> refuse_unless(pipeline::resource_type type, pipeline::operation op,
+                                                       const boost::json::object& resource) const;
 };
 
 // Storage failures become 500 (or 503 when the store is busy); the details go to the server log only.

@@ -75,6 +75,8 @@ std::optional<api_error> check_access(access level, const principal& caller) {
       return forbidden("the admin API needs a superadmin key");
     case access::mandate_read:
     case access::mandate_write:
+    case access::resource_read:
+    case access::resource_write:
       if (!caller.mandate)
         return forbidden("this key is bound to all mandates; resource routes need a key of one mandate");
       switch (caller.access) {
@@ -82,10 +84,11 @@ std::optional<api_error> check_access(access level, const principal& caller) {
         case role::admin:
           return std::nullopt;
         case role::read_only:
-          if (level == access::mandate_read) return std::nullopt;
+          if (level == access::mandate_read || level == access::resource_read) return std::nullopt;
           return forbidden("this key is read-only");
         case role::member:
-          return forbidden("this key's groups grant no permission for this route");
+          if (level == access::resource_read || level == access::resource_write) return std::nullopt;
+          return forbidden("member keys may not use this route: its rules cover devices, tags, parsers and drivers");
         case role::billing:
           return forbidden("billing keys may only read statistics and mandates");
       }
@@ -136,7 +139,7 @@ std::optional<rate_decision> router::meter(const principal& caller) const {
 
 http_response router::answer_for(const std::string* key, api_error refusal) const {
   if (!key) return error_response(refusal);
-  auto caller = authenticate(app_.records, *key);
+  auto caller = app_.principals.resolve(*key);
   if (!caller) return error_response(refusal);  // the refusal says more than "invalid key"
   const auto rate = meter(*caller);
   if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);
@@ -192,7 +195,7 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return found->handler(ctx);
     }
-    auto caller = authenticate(app_.records, key ? *key : std::string_view{});
+    auto caller = app_.principals.resolve(key ? *key : std::string_view{});
     if (!caller) return error_response(caller.error());
     rate = meter(*caller);
     if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);

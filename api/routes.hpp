@@ -9,10 +9,15 @@ namespace fl::api {
 
 enum class access {
   any_key,        // any valid key; the handler applies visibility rules (mandate listing)
-  mandate_read,   // a key bound to one mandate with read permission
-  mandate_write,  // a key bound to one mandate with write permission
-  superadmin,     // /admin/v1
-  webhook,        // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
+  mandate_read,   // a key bound to one mandate with read permission (member keys: refused)
+  mandate_write,  // a key bound to one mandate with write permission (member keys: refused)
+  // The same for admin and read-only keys; member keys pass and the handler checks every resource
+  // it touches against their groups' rules (request_context::may), leaving out of lists what they
+  // may not read.
+  resource_read,
+  resource_write,
+  superadmin,  // /admin/v1
+  webhook,     // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
 };
 
 using handler_fn = http_response (*)(request_context&);

@@ -157,6 +157,8 @@ std::string to_json(const change& c) {
                  {"mandate", c.mandate.str()},
                  {"device", c.device ? json::value(c.device->str()) : json::value(nullptr)},
                  {"folders", std::move(folders)},
+                 {"device_name", c.device_name},
+                 {"device_slug", c.device_slug},
                  {"item", c.item.str()},
                  {"body", c.body},
                  {"cursor", c.cursor},
@@ -179,9 +181,14 @@ std::optional<change> change_from_json(std::string_view text) {
   const auto* folders = o.if_contains("folders");
   const auto* body = o.if_contains("body");
   const auto* device = o.if_contains("device");
+  const auto* device_name = o.if_contains("device_name");
+  const auto* device_slug = o.if_contains("device_slug");
   if (!k || !mandate || !item || !cursor || !position || !folders || !folders->is_array() || !body ||
-      !body->is_string() || !device)
+      !body->is_string() || !device || !device_name || !device_name->is_string() || !device_slug ||
+      !device_slug->is_string())
     return std::nullopt;
+  c.device_name = std::string(device_name->get_string());
+  c.device_slug = std::string(device_slug->get_string());
   c.kind = *k;
   c.mandate = *mandate;
   c.item = *item;

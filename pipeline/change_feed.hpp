@@ -46,6 +46,9 @@ struct change {
   // The device's folders when the change was made: a folder's subscribers see the changes of its
   // devices at that time, so adding a device to a folder (or removing it) takes effect from then on.
   std::vector<uuid> folders;
+  // The device's name and slug then: what group rules match, so a member's folder socket pushes
+  // only the devices its rules let it read (empty for changes of no device).
+  std::string device_name, device_slug;
   uuid item;         // the packet, reading, device or folder id
   std::string body;  // JSON text (see change_kind); empty when the kind has none
   // Set by the feed. `cursor` strictly increases (per mandate, and in this implementation over the

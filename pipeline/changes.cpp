@@ -26,6 +26,8 @@ change device_change(change_kind kind, const uuid& mandate, const json::object& 
   const auto* id = device.if_contains("id");
   c.device = id && id->is_string() ? uuid::parse(id->get_string()) : std::nullopt;
   c.folders = folders_of(device);
+  for (auto [field, out] : {std::pair{"name", &c.device_name}, std::pair{"slug", &c.device_slug}})
+    if (const auto* v = device.if_contains(field); v && v->is_string()) *out = std::string(v->get_string());
   c.item = item;
   c.body = std::move(body);
   return c;

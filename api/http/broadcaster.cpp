@@ -103,7 +103,7 @@ void broadcaster::deliver(const change& c) {
       auto frame = std::make_shared<const std::string>(socket_frame(change_kind_name(c.kind), c.body));
       std::lock_guard lock(mutex_);
       offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c.item);
-      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c.item);
+      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c.item, &c);
       offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c.item);
       return;
     }
@@ -133,10 +133,18 @@ void broadcaster::deliver(const change& c) {
 }
 
 // Under mutex_.
-void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item) {
+void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item,
+                        const change* of_device) {
   auto it = sessions_.find(k);
   if (it == sessions_.end()) return;
-  for (const auto& s : it->second) s->offer(frame, item);
+  for (const auto& s : it->second) {
+    const auto& rules = s->filter().rules;
+    if (rules && of_device &&
+        !rules->allows_values(pipeline::resource_type::device, pipeline::operation::read,
+                              {of_device->device->str(), of_device->device_name, of_device->device_slug}))
+      continue;  // a member's folder socket: a device its groups may not read
+    s->offer(frame, item);
+  }
 }
 
 // Rare (an operator edits or deletes a key): every socket is looked at.

@@ -12,6 +12,7 @@
 
 #include "core/ids.hpp"
 #include "core/time.hpp"
+#include "pipeline/access_rules.hpp"
 
 namespace fl::api {
 
@@ -26,6 +27,8 @@ struct socket_filter {
   uuid target;  // the device or folder (nil for the mandate scope)
   socket_stream stream = socket_stream::packets;
   uuid key;  // the API key it was opened with: editing or deleting the key closes the socket
+  // A member key's rules: a folder socket then pushes only devices they let it read (null: all).
+  std::shared_ptr<const pipeline::access_rules> rules;
 };
 
 // One stored item of a replay, as the frame the socket sends.

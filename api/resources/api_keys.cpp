@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::string_view secret_prefix = "fl_";
 constexpr std::size_t max_name = 255;
+constexpr std::size_t max_groups_per_key = 100;
 
 json::object key_view(json::object doc) {
   doc.erase("hash");
@@ -65,6 +66,20 @@ api_result<principal> authenticate(storage::records& records, std::string_view s
   auto parsed_role = parse_role((*doc)->at("role").as_string());
   if (!parsed_role) return api_error{401, "invalid API key"};
   p.access = *parsed_role;
+  if (p.access == role::member) {
+    // Compiled here, once per key and cache fill (api/principal_cache): never per request.
+    std::vector<json::object> groups;
+    if (const auto* ids = (*doc)->if_contains("groups"); ids && ids->is_array() && p.mandate) {
+      for (const auto& g : ids->get_array()) {
+        auto id = g.is_string() ? uuid::parse(g.get_string()) : std::nullopt;
+        if (!id) continue;
+        auto group = checked(records.get({record_kind::group, *p.mandate, *id}));
+        if (!group) return group.error();
+        if (*group) groups.push_back(std::move(**group));  // a deleted group grants nothing
+      }
+    }
+    p.rules = pipeline::access_rules::compile(groups);
+  }
   const auto& limit = (*doc)->at("rate_limit");
   const auto& window = (*doc)->at("rate_window_ms");
   if (!limit.is_null() || !window.is_null()) {
@@ -138,6 +153,21 @@ api_result<key_spec> read_key_spec(const json::object& body, bool for_mandate, b
   return spec;
 }
 
+// A key of a mandate may only name groups of that mandate (checked under the writer lock, so a
+// group cannot be deleted in between); keys for all mandates have none.
+std::optional<api_error> check_groups(request_context& ctx, const std::optional<uuid>& owner, const key_spec& spec) {
+  if (spec.groups.empty()) return std::nullopt;
+  if (!owner) return invalid("groups", "keys for all mandates belong to no group");
+  if (spec.groups.size() > max_groups_per_key)
+    return invalid("groups", "at most " + std::to_string(max_groups_per_key) + " groups per key");
+  for (const auto& g : spec.groups) {
+    auto found = checked(ctx.records().get({record_kind::group, *owner, *uuid::parse(g.as_string())}));
+    if (!found) return found.error();
+    if (!*found) return invalid("groups", "no group " + std::string(g.as_string()) + " in this mandate");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 http_response admin_list_keys(request_context& ctx) {
@@ -162,6 +192,7 @@ http_response admin_create_key(request_context& ctx) {
   if (!spec) return error_response(spec.error());
 
   auto lock = ctx.records().writer();
+  if (auto refused = check_groups(ctx, *owner, *spec)) return error_response(*refused);
   if (*owner) {
     auto mandate = checked(ctx.records().get({record_kind::mandate, uuid::nil(), **owner}));
     if (!mandate) return error_response(mandate.error());
@@ -217,6 +248,7 @@ http_response admin_edit_key(request_context& ctx) {
   if (const auto& n = doc->at("rate_window_ms"); !n.is_null()) current.rate_window_ms = n.to_number<std::int64_t>();
   auto spec = read_key_spec(*body, owner->has_value(), false, current);
   if (!spec) return error_response(spec.error());
+  if (auto refused = check_groups(ctx, *owner, *spec)) return error_response(*refused);
   (*doc)["name"] = spec->name;
   (*doc)["role"] = role_name(spec->access);
   (*doc)["groups"] = spec->groups;
@@ -227,6 +259,7 @@ http_response admin_edit_key(request_context& ctx) {
   ctx.records().put(
       batch, {record_kind::api_key, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string())}, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  ctx.app.principals.invalidate();
   publish_key_changed(ctx, owner->value_or(uuid::nil()), *uuid::parse(doc->at("id").as_string()));
   return single_response(key_view(std::move(*doc)));
 }
@@ -243,6 +276,7 @@ http_response admin_delete_key(request_context& ctx) {
   ctx.records().erase(batch, {record_kind::api_key, owner->value_or(uuid::nil()), id});
   pipeline::erase_key_index(ctx.records(), batch, *doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  ctx.app.principals.invalidate();
   publish_key_changed(ctx, owner->value_or(uuid::nil()), id);
   return single_response(key_view(std::move(*doc)));
 }

@@ -1,5 +1,6 @@
 #include "api/resources/devices.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "api/http/input.hpp"
@@ -21,6 +22,12 @@ namespace {
 
 uuid id_of(const json::object& doc) {
   return *uuid::parse(doc.at("id").as_string());
+}
+
+// Whether the caller may do what the request implies (read, or for writes update) on the device:
+// lists and selections leave out the others.
+bool permitted(const request_context& ctx, const json::object& device) {
+  return ctx.may(pipeline::resource_type::device, ctx.implied_operation(), device);
 }
 
 // Whether a stored device record lists `folder` among its folders.
@@ -240,8 +247,20 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
   if (!tree) return error_response(tree.error());
   auto batch = ctx.records().batch();
   if (creating || body.contains("tags")) {
+    const auto existing = tree->ids();
     auto tags = resolve_tags(ctx, *tree, batch, body.contains("tags") ? body.at("tags") : json::value(nullptr));
     if (!tags) return error_response(tags.error());
+    // A member may put a device only into folders it may read, and create folders inline only
+    // where it may create them.
+    for (const auto& t : *tags) {
+      const uuid folder = *uuid::parse(t.as_string());
+      const bool created = std::find(existing.begin(), existing.end(), folder) == existing.end();
+      for (auto op : {pipeline::operation::read, pipeline::operation::create}) {
+        if (op == pipeline::operation::create && !created) continue;
+        if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, *tree->find(folder)))
+          return error_response(*refused);
+      }
+    }
     doc["tag_ids"] = std::move(*tags);
   }
   if (auto parser = check_parser(ctx, doc); !parser) return error_response(parser.error());
@@ -259,6 +278,11 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
     slug = *chosen;
   }
   doc["slug"] = slug;
+  // On the device as it will be stored (name and slug settled): a member creates only what its
+  // rules let it create, and may not rename a device out of what they let it change.
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::device,
+                                       creating ? pipeline::operation::create : pipeline::operation::update, doc))
+    return error_response(*refused);
   if (auto done = checked(ctx.app.device_writes.save(std::move(batch), {ctx.mandate(), doc, std::move(before)})); !done)
     return error_response(done.error());
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
@@ -268,7 +292,18 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
 
 }  // namespace
 
-api_result<json::object> find_device(request_context& ctx, std::string_view id_or_slug) {
+api_result<json::object> find_device_record(request_context& ctx, std::string_view id_or_slug);
+
+api_result<json::object> find_device(request_context& ctx, std::string_view id_or_slug,
+                                     std::optional<pipeline::operation> op) {
+  auto doc = find_device_record(ctx, id_or_slug);
+  if (!doc) return doc;
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::device, op.value_or(ctx.implied_operation()), *doc))
+    return *refused;
+  return doc;
+}
+
+api_result<json::object> find_device_record(request_context& ctx, std::string_view id_or_slug) {
   std::optional<uuid> id = uuid::parse(id_or_slug);
   if (!id) {
     auto owner = checked(ctx.records().find_slug(record_kind::device, ctx.mandate(), id_or_slug));
@@ -307,20 +342,20 @@ api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::st
   if (!docs) return docs.error();
   std::vector<uuid> ids;
   for (const auto& d : *docs)
-    if ((*match)(d)) ids.push_back(id_of(d));
+    if ((*match)(d) && permitted(ctx, d)) ids.push_back(id_of(d));
   return ids;
 }
 
 api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_view folder) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return tree.error();
-  auto id = tree->resolve(folder);
+  auto id = permitted_folder(ctx, *tree, folder, pipeline::operation::read);
   if (!id) return id.error();
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return docs.error();
   std::vector<uuid> ids;
   for (const auto& d : *docs)
-    if (in_folder(d, *id)) ids.push_back(id_of(d));
+    if (in_folder(d, *id) && permitted(ctx, d)) ids.push_back(id_of(d));
   return ids;
 }
 
@@ -335,17 +370,18 @@ http_response list_devices(request_context& ctx) {
     if (!match) return error_response(match.error());
     std::erase_if(*docs, [&](const json::object& d) { return !(*match)(d); });
   }
+  std::erase_if(*docs, [&](const json::object& d) { return !permitted(ctx, d); });
   return device_list_response(ctx, *renderer, std::move(*docs));
 }
 
 http_response list_folder_devices(request_context& ctx) {
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
   if (!renderer) return error_response(renderer.error());
-  auto folder = renderer->tree.resolve(ctx.param("tag"));
+  auto folder = permitted_folder(ctx, renderer->tree, ctx.param("tag"), pipeline::operation::read);
   if (!folder) return error_response(folder.error());
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return error_response(docs.error());
-  std::erase_if(*docs, [&](const json::object& d) { return !in_folder(d, *folder); });
+  std::erase_if(*docs, [&](const json::object& d) { return !in_folder(d, *folder) || !permitted(ctx, d); });
   return device_list_response(ctx, *renderer, std::move(*docs));
 }
 
@@ -406,7 +442,7 @@ http_response edit_device(request_context& ctx) {
 }
 
 http_response delete_device(request_context& ctx) {
-  auto doc = find_device(ctx, ctx.param("device"));
+  auto doc = find_device(ctx, ctx.param("device"), pipeline::operation::remove);
   if (!doc) return error_response(doc.error());
   auto removed = ctx.app.device_writes.remove(ctx.mandate(), id_of(*doc));
   if (!removed) {

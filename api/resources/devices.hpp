@@ -5,10 +5,13 @@
 
 namespace fl::api {
 
-// 404 unless `id_or_slug` names a device of the caller's mandate; returns the stored record.
-[[nodiscard]] api_result<boost::json::object> find_device(request_context& ctx, std::string_view id_or_slug);
+// 404 unless `id_or_slug` names a device of the caller's mandate; 403 unless the caller may do `op`
+// on it (default: what the request implies, reading or updating); returns the stored record.
+[[nodiscard]] api_result<boost::json::object> find_device(request_context& ctx, std::string_view id_or_slug,
+                                                          std::optional<pipeline::operation> op = std::nullopt);
 
-// Ids of the devices a `by-<type>/<identifier>` selector or a folder (id or slug) names.
+// Ids of the devices a `by-<type>/<identifier>` selector or a folder (id or slug) names, leaving
+// out those the caller may not read (or, for writes, update).
 [[nodiscard]] api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
                                                            const std::string& identifier);
 [[nodiscard]] api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_view folder);

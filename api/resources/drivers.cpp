@@ -13,6 +13,12 @@ using storage::record_kind;
 
 namespace {
 
+// What group rules match a driver against: its id (the module) and name.
+bool may_read(const request_context& ctx, const drivers::driver& d) {
+  return ctx.may(pipeline::resource_type::driver, pipeline::operation::read,
+                 json::object{{"id", d.module()}, {"name", d.display_name()}});
+}
+
 json::object driver_view(const drivers::driver& d) {
   return {{"name", d.display_name()},
           {"driver", d.module()},
@@ -88,26 +94,33 @@ api_result<json::object> load_instance(storage::records& records, const uuid& ma
 
 http_response list_drivers(request_context& ctx) {
   json::array out;
-  for (const auto& d : ctx.app.driver_types.all()) out.emplace_back(driver_view(*d));
+  for (const auto& d : ctx.app.driver_types.all())
+    if (may_read(ctx, *d)) out.emplace_back(driver_view(*d));
   return plain_list_response(out);
 }
 
 http_response show_driver(request_context& ctx) {
-  if (const auto* d = ctx.app.driver_types.find(ctx.param("driver"))) return single_response(driver_view(*d));
-  return error_response(not_found("driver"));
+  const auto* d = ctx.app.driver_types.find(ctx.param("driver"));
+  if (!d) return error_response(not_found("driver"));
+  if (!may_read(ctx, *d)) return error_response(forbidden("this key's groups do not allow to read this driver"));
+  return single_response(driver_view(*d));
 }
 
 http_response list_driver_instances(request_context& ctx) {
   auto docs = checked(ctx.records().list(record_kind::driver_instance, ctx.mandate()));
   if (!docs) return error_response(docs.error());
   json::array out;
-  for (auto& d : *docs) out.emplace_back(instance_view(std::move(d)));
+  for (auto& d : *docs)
+    if (ctx.may(pipeline::resource_type::driver, pipeline::operation::read, d))
+      out.emplace_back(instance_view(std::move(d)));
   return plain_list_response(out);
 }
 
 http_response show_driver_instance(request_context& ctx) {
   auto doc = load_instance(ctx.records(), ctx.mandate(), ctx.param("instance"));
   if (!doc) return error_response(doc.error());
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::driver, pipeline::operation::read, *doc))
+    return error_response(*refused);
   return single_response(instance_view(std::move(*doc)));
 }
 

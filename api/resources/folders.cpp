@@ -133,6 +133,14 @@ api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storag
   return id;
 }
 
+api_result<uuid> permitted_folder(const request_context& ctx, const folder_tree& tree, std::string_view id_or_slug,
+                                  pipeline::operation op) {
+  auto id = tree.resolve(id_or_slug);
+  if (!id) return id;
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, *tree.find(*id))) return *refused;
+  return id;
+}
+
 http_response list_folders(request_context& ctx) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
@@ -150,13 +158,16 @@ http_response list_folders(request_context& ctx) {
       return value == "null" ? parent.has_value() : parent != uuid::parse(value);
     });
   }
+  std::erase_if(ids, [&](const uuid& id) {
+    return !ctx.may(pipeline::resource_type::tag, pipeline::operation::read, *tree->find(id));
+  });
   return folder_list_response(*tree, std::move(ids), ctx.query);
 }
 
 http_response show_folder(request_context& ctx) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
-  auto id = tree->resolve(ctx.param("tag"));
+  auto id = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::read);
   if (!id) return error_response(id.error());
   return single_response(tree->view(*id));
 }
@@ -170,6 +181,9 @@ http_response create_folder(request_context& ctx) {
   auto batch = ctx.records().batch();
   auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), *body);
   if (!id) return error_response(id.error());
+  // Checked on the folder as it would be stored (its name and slug are settled by add_folder).
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, *tree->find(*id)))
+    return error_response(*refused);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(tree->view(*id), 201);
 }
@@ -212,7 +226,7 @@ http_response edit_folder(request_context& ctx) {
   auto lock = ctx.records().writer();
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
-  auto id = tree->resolve(ctx.param("tag"));
+  auto id = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::update);
   if (!id) return error_response(id.error());
   json::object doc = *tree->find(*id);
 
@@ -258,6 +272,9 @@ http_response edit_folder(request_context& ctx) {
   } else if (renamed) {
     doc["slug"] = free_slug(*tree, slugify(tree->full_name(*id)), *id);
   }
+  // A member may not rename a folder out of what its rules let it change.
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, doc))
+    return error_response(*refused);
   tree->upsert(*id, doc);
   auto batch = ctx.records().batch();
   ctx.records().put(batch, {record_kind::folder, ctx.mandate(), *id}, doc);
@@ -268,7 +285,7 @@ http_response edit_folder(request_context& ctx) {
 http_response delete_folder(request_context& ctx) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
-  auto id = tree->resolve(ctx.param("tag"));
+  auto id = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::remove);
   if (!id) return error_response(id.error());
   auto removed = ctx.app.folder_writes.remove(ctx.mandate(), *id);
   if (!removed) {

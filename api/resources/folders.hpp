@@ -12,6 +12,10 @@ namespace fl::api {
 [[nodiscard]] api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
                                           const uuid& mandate, const boost::json::object& body);
 
+// The folder `id_or_slug` names (404 unless it is one) when the caller may do `op` on it (else 403).
+[[nodiscard]] api_result<uuid> permitted_folder(const request_context& ctx, const folder_tree& tree,
+                                                std::string_view id_or_slug, pipeline::operation op);
+
 http_response list_folders(request_context& ctx);
 http_response show_folder(request_context& ctx);
 http_response create_folder(request_context& ctx);

@@ -14,9 +14,12 @@ namespace {
 constexpr micros since_ever = -2'208'988'800LL * micros_per_second;  // 1900-01-01: before any count
 
 http_response stats(request_context& ctx, storage::counter_kind kind, std::string_view count_field) {
+  auto mandate = uuid::parse(ctx.param("mandate_id"));
+  // A key of one mandate: another mandate does not exist for it (as at /mandates/:id); its own
+  // statistics need a key for all mandates.
+  if (ctx.caller.mandate && mandate != ctx.caller.mandate) return error_response(not_found("mandate"));
   if (ctx.caller.mandate)
     return error_response(forbidden("statistics need a key created for all mandates (a billing or superadmin key)"));
-  auto mandate = uuid::parse(ctx.param("mandate_id"));
   if (!mandate) return error_response(not_found("mandate"));
 
   calendar_unit unit = calendar_unit::month;

@@ -179,6 +179,7 @@ http_response admin_edit_mandate(request_context& ctx) {
     ctx.records().put_slug(batch, record_kind::mandate, uuid::nil(), wanted, id);
   }
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
+  ctx.app.principals.invalidate();
   return single_response(*doc);
 }
 
@@ -188,6 +189,7 @@ http_response admin_delete_mandate(request_context& ctx) {
   const uuid id = *uuid::parse(doc->at("id").as_string());
   if (ctx.caller.mandate == id) return error_response(conflict("a key cannot delete its own mandate"));
   auto removed = ctx.app.mandate_writes.remove(id);
+  ctx.app.principals.invalidate();  // its keys are gone
   if (!removed) {
     const bool gone = removed.error().code == pipeline::mandate_errc::no_mandate;
     return error_response(gone ? not_found("mandate") : storage_failure(removed.error().cause));

@@ -68,6 +68,9 @@ http_response parser_list_response(request_context& ctx, const uuid& mandate) {
   if (!page_req) return error_response(page_req.error());
   auto docs = checked(ctx.records().list(record_kind::parser, mandate));
   if (!docs) return error_response(docs.error());
+  std::erase_if(*docs, [&](const json::object& p) {
+    return !ctx.may(pipeline::resource_type::parser, pipeline::operation::read, p);
+  });
   auto page = paginate(std::move(*docs), *page_req);
   if (!page) return error_response(page.error());
   return list_response(page->items, page->retrieve_after_id);
@@ -82,6 +85,8 @@ http_response list_parsers(request_context& ctx) {
 http_response show_parser(request_context& ctx) {
   auto doc = load_parser(ctx.records(), ctx.mandate(), ctx.param("parser"));
   if (!doc) return error_response(doc.error());
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::parser, pipeline::operation::read, *doc))
+    return error_response(*refused);
   // A parser that kept failing its deadline is paused for a while: say until when and why.
   if (auto id = uuid::parse(ctx.param("parser"))) {
     if (auto pause = ctx.app.parsing.parser_paused(ctx.mandate(), *id)) {

@@ -5,6 +5,7 @@
 #include "api/http/pagination.hpp"
 #include "api/resources/devices.hpp"
 #include "api/resources/folder_tree.hpp"
+#include "api/resources/folders.hpp"
 #include "api/resources/merged_items.hpp"
 #include "pipeline/changes.hpp"
 
@@ -136,7 +137,7 @@ api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
 http_response open_socket(request_context& ctx, socket_scope scope, socket_stream stream) {
   auto after = timestamp_param(ctx.query, "after");
   if (!after) return error_response(after.error());
-  socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream, ctx.caller.key_id};
+  socket_filter filter{ctx.mandate(), scope, uuid::nil(), stream, ctx.caller.key_id, ctx.caller.rules};
   api_result<std::vector<uuid>> devices = std::vector<uuid>{};
   switch (scope) {
     case socket_scope::device: {
@@ -149,7 +150,7 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
     case socket_scope::folder: {
       auto tree = folder_tree::load(ctx.records(), ctx.mandate());
       if (!tree) return error_response(tree.error());
-      auto folder = tree->resolve(ctx.param("tag"));
+      auto folder = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::read);
       if (!folder) return error_response(folder.error());
       filter.target = *folder;
       if (*after) devices = folder_devices(ctx, filter.target.str());

@@ -68,9 +68,15 @@ TEST_F(auth, read_only_key_reads_but_cannot_write) {
   EXPECT_EQ(call("GET", "/api/v1/tags/" + folder, admin).data().at("name"), "F");
 }
 
-TEST_F(auth, member_key_without_groups_gets_403) {
+TEST_F(auth, member_key_without_groups_sees_nothing_and_gets_403_on_a_device) {
   const auto m = make_mandate("A");
-  EXPECT_EQ(call("GET", "/api/v1/devices", make_key(m, "member")).status, 403);
+  const auto admin = make_key(m, "admin");
+  const auto device = make_device(admin, "d", make_folder(admin, "F"));
+  const auto member = make_key(m, "member");
+  auto list = call("GET", "/api/v1/devices", member);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_TRUE(list.data().as_array().empty());
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + device, member).status, 403);
 }
 
 TEST_F(auth, admin_api_needs_superadmin) {

@@ -1,0 +1,332 @@
+// Groups and member keys (issue 11): a member key may do exactly what its groups' rules grant, on
+// every route; lists leave out what it may not read; key, group and mandate writes take effect on
+// the next request (the principal cache is invalidated).
+#include "api/routes.hpp"
+#include "support/api_fixture.hpp"
+
+namespace fl::testing {
+
+namespace {
+
+json::object rule(std::string_view type, std::string_view regex, bool read, bool update = false, bool create = false,
+                  bool remove = false) {
+  return {{"type", type}, {"regex", regex}, {"read", read}, {"update", update}, {"create", create}, {"delete", remove}};
+}
+
+std::vector<std::string> names(const reply& r) {
+  std::vector<std::string> out;
+  for (const auto& item : r.data().as_array()) out.emplace_back(item.at("name").as_string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+class groups : public api_fixture {
+ protected:
+  void SetUp() override {
+    api_fixture::SetUp();
+    mandate_ = make_mandate("M", json::array{"api_packets_writeable"});
+    admin_ = make_key(mandate_, "admin");
+    open_folder_ = make_folder(admin_, "open");
+    secret_folder_ = make_folder(admin_, "secret");
+    open_device_ = make_device(admin_, "open-1", open_folder_);
+    secret_device_ = make_device(admin_, "secret-1", secret_folder_);
+    group_ = make_group({rule("device", "^open", true, true), rule("tag", "^open", true)});
+    member_ = member_key({group_});
+  }
+  std::string make_group(std::initializer_list<json::object> rules) const {
+    json::array list;
+    for (const auto& r : rules) list.push_back(r);
+    auto r = call("POST", "/admin/v1/mandates/" + mandate_ + "/groups", superadmin_,
+                  json::object{{"group", json::object{{"name", "g"}, {"rules", std::move(list)}}}});
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.id();
+  }
+  std::string member_key(std::initializer_list<std::string> group_ids) const {
+    json::array ids;
+    for (const auto& g : group_ids) ids.emplace_back(g);
+    auto r = call("POST", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_,
+                  json::object{{"api_key", json::object{{"name", "member"},
+                                                        {"role", "member"},
+                                                        {"groups", std::move(ids)},
+                                                        {"rate_limit", 1000000}}}});
+    EXPECT_EQ(r.status, 201) << r.text;
+    return std::string(r.data().at("key").as_string());
+  }
+  std::string mandate_, admin_, open_folder_, secret_folder_, open_device_, secret_device_, group_, member_;
+};
+
+// ---- each route, allowed and denied ----
+
+struct route_case {
+  const char* name;
+  const char* method;
+  const char* path;  // {open} / {secret}: the devices; {open_tag} / {secret_tag}: the folders
+  const char* body;
+  int member_status;  // what the member gets
+};
+
+class member_routes : public groups, public ::testing::WithParamInterface<route_case> {
+ protected:
+  std::string target(std::string path) const {
+    const auto put = [&](const std::string& from, const std::string& to) {
+      for (auto at = path.find(from); at != std::string::npos; at = path.find(from)) path.replace(at, from.size(), to);
+    };
+    put("{open_tag}", open_folder_);
+    put("{secret_tag}", secret_folder_);
+    put("{open}", open_device_);
+    put("{secret}", secret_device_);
+    return path;
+  }
+};
+
+TEST_P(member_routes, answer_as_the_rules_say) {
+  const auto& c = GetParam();
+  auto r = call(c.method, target(c.path), member_, target(c.body));
+  EXPECT_EQ(r.status, c.member_status) << c.method << " " << c.path << ": " << r.text;
+  // The same request with the mandate's admin key is not refused: the member's answer is its rules'.
+  auto admin = call(c.method, target(c.path), admin_, target(c.body));
+  EXPECT_NE(admin.status, 403) << admin.text;
+}
+
+constexpr const char* patch_open = R"({"device":{"name":"open-renamed"}})";
+constexpr const char* new_device = R"({"device":{"name":"open-2","tags":[{"id":"{open_tag}"}]}})";
+constexpr const char* new_tag = R"({"tag":{"name":"open-2"}})";
+constexpr const char* packet = R"({"packet":{"payload_encoding":"none"}})";
+constexpr const char* iface = R"({"interface":{"name":"i"}})";
+
+INSTANTIATE_TEST_SUITE_P(
+    groups, member_routes,
+    ::testing::Values(
+        route_case{"show_a_readable_device", "GET", "/api/v1/devices/{open}", "", 200},
+        route_case{"show_another_device", "GET", "/api/v1/devices/{secret}", "", 403},
+        route_case{"edit_an_updatable_device", "PATCH", "/api/v1/devices/{open}", patch_open, 200},
+        route_case{"edit_another_device", "PATCH", "/api/v1/devices/{secret}", patch_open, 403},
+        route_case{"rename_a_device_out_of_reach", "PATCH", "/api/v1/devices/{open}", R"({"device":{"name":"x"}})",
+                   403},
+        route_case{"delete_without_delete_right", "DELETE", "/api/v1/devices/{open}", "", 403},
+        route_case{"create_without_create_right", "POST", "/api/v1/devices", new_device, 403},
+        route_case{"packets_of_a_readable_device", "GET", "/api/v1/devices/{open}/packets", "", 200},
+        route_case{"packets_of_another_device", "GET", "/api/v1/devices/{secret}/packets", "", 403},
+        route_case{"readings_of_another_device", "GET", "/api/v1/devices/{secret}/readings", "", 403},
+        route_case{"stream_of_another_device", "GET", "/api/v1/devices/{secret}/packets/stream", "", 403},
+        route_case{"post_a_packet_to_an_updatable_device", "POST", "/api/v1/devices/{open}/packets", packet, 200},
+        route_case{"post_a_packet_to_another_device", "POST", "/api/v1/devices/{secret}/packets", packet, 403},
+        route_case{"interfaces_of_another_device", "GET", "/api/v1/devices/{secret}/interfaces", "", 403},
+        route_case{"add_an_interface_to_another_device", "POST", "/api/v1/devices/{secret}/interfaces", iface, 403},
+        route_case{"reparse_another_device", "POST", "/api/v1/devices/{secret}/reparse", "{}", 403},
+        route_case{"socket_of_another_device", "GET", "/api/v1/devices/{secret}/packets/socket", "", 403},
+        route_case{"show_a_readable_folder", "GET", "/api/v1/tags/{open_tag}", "", 200},
+        route_case{"show_another_folder", "GET", "/api/v1/tags/{secret_tag}", "", 403},
+        route_case{"devices_of_another_folder", "GET", "/api/v1/tags/{secret_tag}/devices", "", 403},
+        route_case{"packets_of_another_folder", "GET", "/api/v1/tags/{secret_tag}/packets", "", 403},
+        route_case{"socket_of_another_folder", "GET", "/api/v1/tags/{secret_tag}/readings/socket", "", 403},
+        route_case{"edit_a_folder_without_update_right", "PATCH", "/api/v1/tags/{open_tag}", new_tag, 403},
+        route_case{"delete_a_folder_without_delete_right", "DELETE", "/api/v1/tags/{open_tag}", "", 403},
+        route_case{"create_a_folder_without_create_right", "POST", "/api/v1/tags", new_tag, 403},
+        route_case{"mkdir_is_not_for_members", "POST", "/api/v1/tags/mkdir", R"({"name":"open-x"})", 403},
+        route_case{"the_mandate_socket_is_not_for_members", "GET", "/api/v1/packets/socket", "", 403},
+        route_case{"actions_are_not_for_members_yet", "GET", "/api/v1/devices/{open}/actions", "", 403},
+        route_case{"images_are_not_for_members_yet", "GET", "/api/v1/devices/{open}/images", "", 403}),
+    [](const ::testing::TestParamInfo<route_case>& test) { return std::string(test.param.name); });
+
+// ---- lists leave out what may not be read ----
+
+TEST_F(groups, the_device_list_holds_only_readable_devices) {
+  EXPECT_EQ(names(call("GET", "/api/v1/devices", member_)), std::vector<std::string>{"open-1"});
+  EXPECT_EQ(names(call("GET", "/api/v1/devices", admin_)), (std::vector<std::string>{"open-1", "secret-1"}));
+}
+
+TEST_F(groups, a_selector_finds_nothing_the_member_may_not_read) {
+  auto r = call("GET", "/api/v1/devices/by-name/secret-1", member_);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(r.data().as_array().empty());
+}
+
+TEST_F(groups, the_folder_list_holds_only_readable_folders) {
+  auto r = call("GET", "/api/v1/tags", member_);
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.data().as_array().size(), 1u);
+  EXPECT_EQ(r.data().as_array()[0].at("id"), open_folder_);
+}
+
+TEST_F(groups, a_readable_folder_lists_only_readable_devices) {
+  // The secret device joins the open folder: still left out for the member.
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + secret_device_, admin_,
+                 json::object{{"device", json::object{{"tags", json::array{json::object{{"id", open_folder_}},
+                                                                           json::object{{"id", secret_folder_}}}}}}})
+                .status,
+            200);
+  EXPECT_EQ(names(call("GET", "/api/v1/tags/" + open_folder_ + "/devices", member_)),
+            std::vector<std::string>{"open-1"});
+}
+
+TEST_F(groups, parsers_and_drivers_need_their_own_rules) {
+  auto parsers = call("GET", "/api/v1/parsers", member_);
+  EXPECT_EQ(parsers.status, 200);
+  EXPECT_TRUE(parsers.data().as_array().empty());
+  auto drivers = call("GET", "/api/v1/drivers", member_);
+  EXPECT_EQ(drivers.status, 200);
+  EXPECT_TRUE(drivers.data().as_array().empty());
+  EXPECT_EQ(call("GET", "/api/v1/drivers/manual", member_).status, 403);
+  const auto reader = member_key({make_group({rule("driver", "^manual$", true)})});
+  auto some = call("GET", "/api/v1/drivers", reader);
+  ASSERT_EQ(some.data().as_array().size(), 1u);
+  EXPECT_EQ(some.data().as_array()[0].at("driver"), "manual");
+  EXPECT_EQ(call("GET", "/api/v1/drivers/manual", reader).status, 200);
+}
+
+TEST_F(groups, a_member_without_groups_sees_nothing_and_changes_nothing) {
+  const auto nobody = member_key({});
+  EXPECT_TRUE(call("GET", "/api/v1/devices", nobody).data().as_array().empty());
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + open_device_, nobody).status, 403);
+  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, nobody, std::string(patch_open)).status, 403);
+}
+
+TEST_F(groups, create_and_delete_rights_work_on_matching_names) {
+  const auto maker =
+      member_key({make_group({rule("device", "^lab-", true, false, true, true), rule("tag", "^open", true)})});
+  const auto device = [&](const std::string& name, const std::string& folder) {
+    return json::object{{"device", json::object{{"name", name}, {"tags", json::array{json::object{{"id", folder}}}}}}};
+  };
+  EXPECT_EQ(call("POST", "/api/v1/devices", maker, device("lab-1", open_folder_)).status, 201);
+  EXPECT_EQ(call("POST", "/api/v1/devices", maker, device("prod-1", open_folder_)).status, 403);
+  EXPECT_EQ(call("POST", "/api/v1/devices", maker, device("lab-2", secret_folder_)).status, 403)
+      << "a folder the member may not read";
+  EXPECT_EQ(call("POST", "/api/v1/devices", maker,
+                 json::object{{"device", json::object{{"name", "lab-3"},
+                                                      {"tags", json::array{json::object{{"action", "create"},
+                                                                                        {"name", "open-new"}}}}}}})
+                .status,
+            403)
+      << "creating a folder inline needs the tag create right";
+  EXPECT_EQ(call("DELETE", "/api/v1/devices/lab-1", maker).status, 200);
+  EXPECT_EQ(call("DELETE", "/api/v1/devices/" + open_device_, maker).status, 403);
+}
+
+// ---- writes take effect at once (the principal cache) ----
+
+TEST_F(groups, a_changed_rule_applies_to_the_next_request) {
+  ASSERT_EQ(call("GET", "/api/v1/devices/" + open_device_, member_).status, 200);
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/groups/" + group_, superadmin_,
+                 json::object{{"group", json::object{{"rules", json::array{rule("device", "^secret", true)}}}}})
+                .status,
+            200);
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + open_device_, member_).status, 403);
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + secret_device_, member_).status, 200);
+}
+
+TEST_F(groups, a_deleted_group_grants_nothing_from_the_next_request) {
+  ASSERT_EQ(call("GET", "/api/v1/devices/" + open_device_, member_).status, 200);
+  ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/groups/" + group_, superadmin_).status, 200);
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + open_device_, member_).status, 403);
+}
+
+TEST_F(groups, a_deleted_key_is_refused_from_the_next_request) {
+  auto keys = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  ASSERT_EQ(call("GET", "/api/v1/devices", member_).status, 200);  // cached now
+  for (const auto& k : keys.data().as_array()) {
+    if (k.at("name") != "member") continue;
+    ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + std::string(k.at("id").as_string()),
+                   superadmin_)
+                  .status,
+              200);
+  }
+  EXPECT_EQ(call("GET", "/api/v1/devices", member_).status, 401);
+}
+
+TEST_F(groups, a_role_change_applies_to_the_next_request) {
+  const auto key_doc = call("POST", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_,
+                            json::object{{"api_key", json::object{{"name", "k"}, {"role", "admin"}}}});
+  const std::string key(key_doc.data().at("key").as_string());
+  ASSERT_EQ(call("DELETE", "/api/v1/devices/" + open_device_, key).status, 200);
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + key_doc.id(), superadmin_,
+                 json::object{{"api_key", json::object{{"role", "read_only"}}}})
+                .status,
+            200);
+  EXPECT_EQ(call("DELETE", "/api/v1/devices/" + secret_device_, key).status, 403);
+}
+
+TEST_F(groups, resolving_a_key_twice_reads_the_store_once) {
+  app_->principals.invalidate();
+  ASSERT_EQ(call("GET", "/api/v1/devices", member_).status, 200);
+  EXPECT_EQ(app_->principals.size(), 1u);
+  ASSERT_EQ(call("GET", "/api/v1/devices", member_).status, 200);
+  EXPECT_EQ(app_->principals.size(), 1u);
+  EXPECT_EQ(call("GET", "/api/v1/devices", "fl_not_a_key").status, 401);
+  EXPECT_EQ(app_->principals.size(), 1u) << "unknown keys are not cached";
+}
+
+// ---- managing groups ----
+
+TEST_F(groups, a_key_may_only_name_groups_of_its_mandate) {
+  const auto other = make_mandate("Other");
+  auto foreign = call("POST", "/admin/v1/mandates/" + other + "/groups", superadmin_,
+                      json::object{{"group", json::object{{"name", "f"}}}});
+  ASSERT_EQ(foreign.status, 201);
+  auto r = call("POST", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_,
+                json::object{{"api_key", json::object{{"name", "m"},
+                                                      {"role", "member"},
+                                                      {"groups", json::array{json::value(foreign.id())}}}}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.text.find("groups"), std::string::npos);
+}
+
+TEST_F(groups, a_rule_with_a_bad_regex_is_refused_naming_it) {
+  auto r =
+      call("POST", "/admin/v1/mandates/" + mandate_ + "/groups", superadmin_,
+           json::object{{"group", json::object{{"name", "g"}, {"rules", json::array{rule("device", "(", true)}}}}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.text.find("rules[0].regex"), std::string::npos) << r.text;
+}
+
+TEST_F(groups, members_read_only_their_own_groups) {
+  const auto other_group = make_group({});
+  auto mine = call("GET", "/api/v1/groups", member_);
+  ASSERT_EQ(mine.status, 200);
+  ASSERT_EQ(mine.data().as_array().size(), 1u);
+  EXPECT_EQ(mine.data().as_array()[0].at("id"), group_);
+  EXPECT_EQ(call("GET", "/api/v1/groups/" + other_group, member_).status, 403);
+  EXPECT_EQ(call("GET", "/api/v1/groups", admin_).data().as_array().size(), 2u);
+}
+
+TEST_F(groups, another_mandates_groups_are_not_found) {
+  const auto other = make_mandate("Other");
+  const auto other_admin = make_key(other, "admin");
+  EXPECT_EQ(call("GET", "/api/v1/groups/" + group_, other_admin).status, 404);
+  EXPECT_TRUE(call("GET", "/api/v1/groups", other_admin).data().as_array().empty());
+}
+
+// ---- every route of the table: a member without rules never gets data ----
+
+TEST_F(groups, no_route_gives_a_member_without_rules_anything) {
+  const auto nobody = member_key({});
+  for (const auto& r : api::api_routes()) {
+    if (r.level == api::access::webhook) continue;
+    std::string path(r.pattern);
+    const auto put = [&](const std::string& from, const std::string& to) {
+      for (auto at = path.find(from); at != std::string::npos; at = path.find(from)) path.replace(at, from.size(), to);
+    };
+    put(":device", open_device_);
+    put(":tag", open_folder_);
+    put("by-:selector/:identifier", "by-name/open-1");
+    put(":mandate_id", mandate_);
+    put(":group", group_);
+    for (const char* var : {":interface", ":packet", ":action", ":schedule", ":type", ":parser", ":instance", ":driver",
+                            ":image", ":version"})
+      put(var, uuid::random().str());
+    auto answer = call(std::string(r.method), "/api/v1/" + path, nobody, std::string("{}"));
+    // Refused, or turned away for its input before anything was read or changed.
+    const bool refused = answer.status == 403 || answer.status == 404 || answer.status == 400 || answer.status == 422;
+    const bool empty_list =
+        answer.status == 200 && ((answer.body.is_object() && answer.body.as_object().contains("body") &&
+                                  answer.body.at("body").is_array() && answer.body.at("body").as_array().empty()) ||
+                                 (answer.body.is_null() && answer.text.empty()));  // an empty NDJSON stream
+    const bool own_mandate = std::string(r.pattern).starts_with("mandates");       // its own mandate record
+    EXPECT_TRUE(refused || empty_list || own_mandate)
+        << r.method << " " << r.pattern << " -> " << answer.status << " " << answer.text;
+  }
+}
+
+}  // namespace fl::testing
