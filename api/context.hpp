@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/auth_token.hpp"
 #include "api/http/envelope.hpp"
 #include "api/http/message.hpp"
 #include "api/rate_limiter.hpp"
@@ -43,16 +44,22 @@ struct principal {
   std::optional<uuid> mandate;  // nullopt: a key for all mandates
   role access = role::read_only;
   std::optional<rate_policy> rate;  // nullopt: the server-wide default
+  // Set when the caller presented a token instead of the key: its `exp` (seconds since the epoch).
+  // A token minted with a token expires no later than this.
+  std::optional<std::int64_t> token_expires_at;
 };
 
 // What lives for the whole server: the change feed, the stores, the rate limiter, the parser
 // checker, the parser, and the domain services handlers write through. The parse service is built
-// here but only parses once started (serve starts it).
+// here but only parses once started (serve starts it). `token_key` signs and checks tokens: serve
+// loads it from the data directory (ensure_token_secret); without one it lives as long as the process.
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
-                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {})
+                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {},
+                       token_secret token_signing_key = token_secret::random())
       : feed(pipeline::make_memory_feed()),
         records(r),
+        token_key(token_signing_key),
         packets(r.db()),
         readings(r.db()),
         default_rate(default_rate_policy),
@@ -78,6 +85,7 @@ struct app_context {
   // first so it outlives everything that publishes.
   std::unique_ptr<pipeline::change_feed> feed;
   storage::records& records;
+  token_secret token_key;
   storage::packets packets;  // reads; writes go through packet_writes (which shares its id claims)
   storage::readings readings;
   rate_policy default_rate;

@@ -1,4 +1,5 @@
-// `fieldline serve`: open the data directory, make sure a superadmin key exists, serve HTTP.
+// `fieldline serve`: open the data directory, make sure a superadmin key and the token signing secret
+// exist, serve HTTP.
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -165,9 +166,11 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   // Only the server's own uid may enter the data directory (parser workers run as another uid).
   std::filesystem::permissions(options.data, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
   storage::records records(**db);
+  // The secret first: a corrupt one stops the start before anything is written.
+  auto token_key = api::ensure_token_secret(options.data);
   api::ensure_superadmin_key(records, options.data);
 
-  api::app_context app(records, options.default_rate, options.parsing, options.reparse);
+  api::app_context app(records, options.default_rate, options.parsing, options.reparse, token_key);
   api::router routes(app);
   api::http_server server(routes, options.limits, app.feed.get());
   server.listen(host, port);

@@ -69,7 +69,8 @@ class api_fixture : public ::testing::Test {
     api::ensure_superadmin_key(*records_, dir_.path());
     std::ifstream in(dir_.path() / "superadmin.key");
     std::getline(in, superadmin_);
-    app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_);
+    app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_,
+                                              api::ensure_token_secret(dir_.path()));
     router_ = std::make_unique<api::router>(*app_);
   }
 
