@@ -137,7 +137,7 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       return found->handler(ctx);
     }
     const std::string* key = request.api_key_header.empty() ? query->find("auth") : &request.api_key_header;
-    auto caller = authenticate(app_.records, key ? *key : std::string_view{});
+    auto caller = authenticate(app_.records, app_.token_key, key ? *key : std::string_view{});
     if (!caller) return error_response(caller.error());
     if (auto denied = check_access(found->level, *caller)) return error_response(*denied);
 

@@ -2,6 +2,7 @@
 
 #include "api/resources/actions.hpp"
 #include "api/resources/api_keys.hpp"
+#include "api/resources/auth_tokens.hpp"
 #include "api/resources/devices.hpp"
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
@@ -22,6 +23,9 @@ namespace {
 constexpr route api_table[] = {
     {"GET", "mandates", access::any_key, list_mandates},
     {"GET", "mandates/:mandate_id", access::any_key, show_mandate},
+
+    // Signs and stores nothing: runs on the I/O thread like a read.
+    {"POST", "auth/token", access::any_key, create_token, true},
 
     {"GET", "tags", access::mandate_read, list_folders},
     {"POST", "tags", access::mandate_write, create_folder},
