@@ -28,19 +28,13 @@ void write_private_file(const std::filesystem::path& path, const std::string& co
   if (written != static_cast<ssize_t>(content.size()) || !synced)
     throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
 }
+
 // Writes `content` to a temporary file beside `path` (0600), fsyncs it, renames it over `path` and
 // fsyncs the directory: readers see the old file or the whole new one, also after a power loss.
 void write_private_file_atomically(const std::filesystem::path& path, const std::string& content) {
   auto tmp = path;
   tmp += ".tmp";
-  std::filesystem::remove(tmp);  // left over from a crash mid-write
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
-  const auto written = ::write(fd, content.data(), content.size());
-  const bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (written != static_cast<ssize_t>(content.size()) || !synced)
-    throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  write_private_file(tmp, content);  // replaces one left over from a crash mid-write
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     throw std::runtime_error("cannot rename " + tmp.string() + " to " + path.string() + ": " + std::strerror(errno));
   const int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
