@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/auth_token.hpp"
 #include "api/http/envelope.hpp"
 #include "api/http/message.hpp"
 #include "api/principal.hpp"
@@ -40,13 +41,16 @@ namespace fl::api {
 
 // What lives for the whole server: the change feed, the stores, the rate limiter, the parser
 // checker, the parser, and the domain services handlers write through. The parse service is built
-// here but only parses once started (serve starts it).
+// here but only parses once started (serve starts it). `token_key` signs and checks tokens: serve
+// loads it from the data directory (ensure_token_secret); without one it lives as long as the process.
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
                        pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {},
-                       pipeline::image_config image_config = {})
+                       pipeline::image_config image_config = {},
+                       token_secret token_signing_key = token_secret::random())
       : feed(pipeline::make_memory_feed()),
         records(r),
+        token_key(token_signing_key),
         packets(r.db()),
         readings(r.db()),
         default_rate(default_rate_policy),
@@ -59,7 +63,7 @@ struct app_context {
         folder_writes(r, *feed),
         mandate_writes(r, images, *feed),
         usage(r),
-        principals(r),
+        principals(r, token_key),
         driver_config(r, *feed),
         actions(r, *feed, driver_types),
         schedules(r, actions, timers),
@@ -75,6 +79,7 @@ struct app_context {
   // first so it outlives everything that publishes.
   std::unique_ptr<pipeline::change_feed> feed;
   storage::records& records;
+  token_secret token_key;
   storage::packets packets;  // reads; writes go through packet_writes (which shares its id claims)
   storage::readings readings;
   rate_policy default_rate;

@@ -1,5 +1,6 @@
 #pragma once
 // Who is calling: the key's role, mandate, rate policy and (members) compiled group rules.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -20,6 +21,9 @@ struct principal {
   std::optional<uuid> mandate;  // nullopt: a key for all mandates
   role access = role::read_only;
   std::optional<rate_policy> rate;  // nullopt: the server-wide default
+  // Set when the caller presented a token instead of the key: its `exp` (seconds since the epoch).
+  // A token minted with a token expires no later than this.
+  std::optional<std::int64_t> token_expires_at;
   // A member key's groups' rules, compiled (null for every other role).
   std::shared_ptr<const pipeline::access_rules> rules;
 };

@@ -6,7 +6,7 @@
 namespace fl::api {
 
 api_result<principal> principal_cache::resolve(std::string_view secret) {
-  if (secret.empty()) return authenticate(records_, secret);  // the 401 that says a key is required
+  if (secret.empty() || looks_like_token(secret)) return authenticate(records_, tokens_, secret);
   std::string hash = sha256(secret);
   std::uint64_t seen;
   {
@@ -14,7 +14,7 @@ api_result<principal> principal_cache::resolve(std::string_view secret) {
     if (auto it = by_hash_.find(hash); it != by_hash_.end()) return it->second;
     seen = generation_;
   }
-  auto resolved = authenticate(records_, secret);
+  auto resolved = authenticate(records_, tokens_, secret);
   if (!resolved) return resolved;
   std::lock_guard lock(mutex_);
   if (generation_ == seen) {  // else a write came in between: what we read may be stale

@@ -4,13 +4,15 @@
 // groups or mandates calls invalidate(), which empties the cache; a resolve that read the store
 // before such a write never puts its (stale) answer in after it. Unknown keys are not cached (an
 // attacker guessing keys would fill memory); the cache holds at most `max_entries` principals and
-// starts over when full.
+// starts over when full. Tokens are not cached: each carries its own expiry and is checked whole
+// every time (its key's record is read then, so a token costs one store read per request).
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "api/auth_token.hpp"
 #include "api/http/envelope.hpp"
 #include "api/principal.hpp"
 #include "storage/records.hpp"
@@ -19,8 +21,8 @@ namespace fl::api {
 
 class principal_cache {
  public:
-  explicit principal_cache(storage::records& records, std::size_t max_entries = 100'000)
-      : records_(records), max_entries_(max_entries) {}
+  principal_cache(storage::records& records, const token_secret& tokens, std::size_t max_entries = 100'000)
+      : records_(records), tokens_(tokens), max_entries_(max_entries) {}
 
   // 401 for an unknown or missing key (as authenticate()).
   [[nodiscard]] api_result<principal> resolve(std::string_view secret);
@@ -29,6 +31,7 @@ class principal_cache {
 
  private:
   storage::records& records_;
+  const token_secret& tokens_;
   std::size_t max_entries_;
   mutable std::mutex mutex_;
   std::uint64_t generation_ = 0;

@@ -2,6 +2,7 @@
 
 #include "api/resources/actions.hpp"
 #include "api/resources/api_keys.hpp"
+#include "api/resources/auth_tokens.hpp"
 #include "api/resources/devices.hpp"
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
@@ -27,6 +28,9 @@ constexpr route api_table[] = {
     {"GET", "mandates/:mandate_id", access::any_key, show_mandate},
     {"GET", "mandates/:mandate_id/stats/packets", access::any_key, mandate_packet_stats},
     {"GET", "mandates/:mandate_id/stats/created_devices", access::any_key, mandate_device_stats},
+
+    // Signs and stores nothing: runs on the I/O thread like a read.
+    {"POST", "auth/token", access::any_key, create_token, true},
 
     {"GET", "tags", access::resource_read, list_folders},
     {"POST", "tags", access::resource_write, create_folder},

@@ -2,8 +2,10 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -72,6 +74,75 @@ std::string sha256(std::string_view data) {
     std::abort();
   }
   return {reinterpret_cast<const char*>(digest), length};
+}
+
+std::string hmac_sha256(std::string_view key, std::string_view data) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (key.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), mac, &length) == nullptr) {
+    std::fputs("fieldline: HMAC-SHA256 unavailable\n", stderr);
+    std::abort();
+  }
+  return {reinterpret_cast<const char*>(mac), length};
+}
+
+namespace {
+constexpr std::string_view base64url_alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+}  // namespace
+
+std::string base64url_encode(std::string_view raw) {
+  std::string out;
+  out.reserve((raw.size() * 4 + 2) / 3);
+  std::size_t i = 0;
+  for (; i + 3 <= raw.size(); i += 3) {
+    const auto n = (std::uint32_t{static_cast<unsigned char>(raw[i])} << 16) |
+                   (std::uint32_t{static_cast<unsigned char>(raw[i + 1])} << 8) |
+                   static_cast<unsigned char>(raw[i + 2]);
+    out.push_back(base64url_alphabet[(n >> 18) & 63]);
+    out.push_back(base64url_alphabet[(n >> 12) & 63]);
+    out.push_back(base64url_alphabet[(n >> 6) & 63]);
+    out.push_back(base64url_alphabet[n & 63]);
+  }
+  const std::size_t rest = raw.size() - i;
+  if (rest > 0) {
+    std::uint32_t n = std::uint32_t{static_cast<unsigned char>(raw[i])} << 16;
+    if (rest == 2) n |= std::uint32_t{static_cast<unsigned char>(raw[i + 1])} << 8;
+    out.push_back(base64url_alphabet[(n >> 18) & 63]);
+    out.push_back(base64url_alphabet[(n >> 12) & 63]);
+    if (rest == 2) out.push_back(base64url_alphabet[(n >> 6) & 63]);
+  }
+  return out;
+}
+
+std::optional<std::string> base64url_decode(std::string_view text) {
+  if (text.size() % 4 == 1) return std::nullopt;
+  auto sextet = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '-') return 62;
+    if (c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size() * 3 / 4);
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    const int v = sextet(c);
+    if (v < 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<std::uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xFF));
+    }
+  }
+  // Left-over bits must be zero: otherwise two texts would decode to the same bytes.
+  if ((bits & ((1u << count) - 1)) != 0) return std::nullopt;
+  return out;
 }
 
 bool constant_time_equal(std::string_view a, std::string_view b) {

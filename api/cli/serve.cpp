@@ -1,4 +1,5 @@
-// `fieldline serve`: open the data directory, make sure a superadmin key exists, serve HTTP.
+// `fieldline serve`: open the data directory, make sure a superadmin key and the token signing secret
+// exist, serve HTTP.
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 
@@ -173,12 +174,14 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   // Only the server's own uid may enter the data directory (parser workers run as another uid).
   std::filesystem::permissions(options.data, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
   storage::records records(**db);
+  // The secret first: a corrupt one stops the start before anything is written.
+  auto token_key = api::ensure_token_secret(options.data);
   api::ensure_superadmin_key(records, options.data);
 
   if (!options.image_dir.empty()) options.images.dir = std::filesystem::absolute(options.image_dir);
   // An upload's body is its file plus the multipart framing.
   options.limits.max_upload_bytes = options.images.max_bytes + (64u << 10);
-  api::app_context app(records, options.default_rate, options.parsing, options.reparse, options.images);
+  api::app_context app(records, options.default_rate, options.parsing, options.reparse, options.images, token_key);
   // Before serving: the directory exists, and what an interrupted upload or delete left is gone.
   app.images.prepare_directory();
   if (app.images.configured()) {

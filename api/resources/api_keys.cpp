@@ -45,8 +45,44 @@ api_result<json::object> load_key(request_context& ctx, const std::optional<uuid
 
 }  // namespace
 
-api_result<principal> authenticate(storage::records& records, std::string_view secret) {
-  if (secret.empty()) return api_error{401, "an API key is required (x-api-key header or auth parameter)"};
+namespace {
+
+// Who a key record (under `owner`, nil for all mandates) acts as, as it is stored now.
+api_result<principal> principal_of(storage::records& records, const uuid& key_id, const uuid& owner,
+                                   const json::object& doc, std::string_view refusal) {
+  principal p;
+  p.key_id = key_id;
+  if (!owner.is_nil()) p.mandate = owner;
+  const auto* role_text = doc.if_contains("role");
+  auto parsed_role = role_text && role_text->is_string() ? parse_role(role_text->get_string()) : std::nullopt;
+  if (!parsed_role) return api_error{401, std::string(refusal)};
+  p.access = *parsed_role;
+  if (p.access == role::member) {
+    // Compiled here, once per key and cache fill (api/principal_cache): never per request.
+    std::vector<json::object> groups;
+    if (const auto* ids = doc.if_contains("groups"); ids && ids->is_array() && p.mandate) {
+      for (const auto& g : ids->get_array()) {
+        auto id = g.is_string() ? uuid::parse(g.get_string()) : std::nullopt;
+        if (!id) continue;
+        auto group = checked(records.get({record_kind::group, *p.mandate, *id}));
+        if (!group) return group.error();
+        if (*group) groups.push_back(std::move(**group));  // a deleted group grants nothing
+      }
+    }
+    p.rules = pipeline::access_rules::compile(groups);
+  }
+  const auto& limit = doc.at("rate_limit");
+  const auto& window = doc.at("rate_window_ms");
+  if (!limit.is_null() || !window.is_null()) {
+    rate_policy policy;
+    if (!limit.is_null()) policy.limit = limit.to_number<std::int64_t>();
+    if (!window.is_null()) policy.window_ms = window.to_number<std::int64_t>();
+    p.rate = policy;
+  }
+  return p;
+}
+
+api_result<principal> authenticate_key(storage::records& records, std::string_view secret) {
   const std::string hash = sha256(secret);  // once per request: this is on every authenticated call
   const auto owner = checked(records.find_key_hash(hash));
   if (!owner) return owner.error();
@@ -60,35 +96,31 @@ api_result<principal> authenticate(storage::records& records, std::string_view s
       !constant_time_equal(from_hex(stored_hash->get_string()).value_or(""), hash)) {
     return api_error{401, "invalid API key"};
   }
-  principal p;
-  p.key_id = (*owner)->key_id;
-  if (!(*owner)->mandate.is_nil()) p.mandate = (*owner)->mandate;
-  auto parsed_role = parse_role((*doc)->at("role").as_string());
-  if (!parsed_role) return api_error{401, "invalid API key"};
-  p.access = *parsed_role;
-  if (p.access == role::member) {
-    // Compiled here, once per key and cache fill (api/principal_cache): never per request.
-    std::vector<json::object> groups;
-    if (const auto* ids = (*doc)->if_contains("groups"); ids && ids->is_array() && p.mandate) {
-      for (const auto& g : ids->get_array()) {
-        auto id = g.is_string() ? uuid::parse(g.get_string()) : std::nullopt;
-        if (!id) continue;
-        auto group = checked(records.get({record_kind::group, *p.mandate, *id}));
-        if (!group) return group.error();
-        if (*group) groups.push_back(std::move(**group));  // a deleted group grants nothing
-      }
-    }
-    p.rules = pipeline::access_rules::compile(groups);
-  }
-  const auto& limit = (*doc)->at("rate_limit");
-  const auto& window = (*doc)->at("rate_window_ms");
-  if (!limit.is_null() || !window.is_null()) {
-    rate_policy policy;
-    if (!limit.is_null()) policy.limit = limit.to_number<std::int64_t>();
-    if (!window.is_null()) policy.window_ms = window.to_number<std::int64_t>();
-    p.rate = policy;
-  }
+  return principal_of(records, (*owner)->key_id, (*owner)->mandate, **doc, "invalid API key");
+}
+
+// A token acts as its key as the key is stored now: a deleted key (or mandate) refuses it, a changed
+// role or rate limit applies at once.
+api_result<principal> authenticate_token(storage::records& records, const token_secret& secret,
+                                         std::string_view token) {
+  auto claims = verify_token(secret, token, now_micros() / 1'000'000);
+  if (!claims) return claims.error();
+  const uuid owner = claims->mandate.value_or(uuid::nil());
+  auto doc = checked(records.get({record_kind::api_key, owner, claims->key_id}));
+  if (!doc) return doc.error();
+  if (!*doc) return api_error{401, "invalid token: its API key no longer exists"};
+  auto p = principal_of(records, claims->key_id, owner, **doc, "invalid token");
+  if (!p) return p.error();
+  p->token_expires_at = claims->expires_at;
   return p;
+}
+
+}  // namespace
+
+api_result<principal> authenticate(storage::records& records, const token_secret& tokens, std::string_view credential) {
+  if (credential.empty()) return api_error{401, "an API key is required (x-api-key header or auth parameter)"};
+  if (looks_like_token(credential)) return authenticate_token(records, tokens, credential);
+  return authenticate_key(records, credential);
 }
 
 api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate, const key_spec& spec) {

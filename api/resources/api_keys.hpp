@@ -1,6 +1,6 @@
 #pragma once
 // API keys: a random secret shown once, stored only as its SHA-256, bound to one mandate or to all,
-// with a role. Authentication maps a presented secret back to its key record.
+// with a role. Authentication maps a presented secret (or a token of the key) back to its key record.
 #include <boost/json/object.hpp>
 #include <optional>
 #include <string>
@@ -23,8 +23,11 @@ struct issued_key {
   std::string secret;        // the only time the secret exists outside the caller's hands
 };
 
-// 401 for an unknown secret.
-[[nodiscard]] api_result<principal> authenticate(storage::records& records, std::string_view secret);
+// Who presented `credential`: an API key's secret, or a token (auth_token.hpp) signed with `tokens`,
+// which acts as its key as the key is stored now. 401 for an unknown secret or a token that is
+// invalid, expired, or whose key is gone.
+[[nodiscard]] api_result<principal> authenticate(storage::records& records, const token_secret& tokens,
+                                                 std::string_view credential);
 // Creates a key (mandate nullopt: all mandates) under the writer lock the caller holds.
 [[nodiscard]] api_result<issued_key> issue_key(storage::records& records, const std::optional<uuid>& mandate,
                                                const key_spec& spec);

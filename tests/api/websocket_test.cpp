@@ -266,6 +266,36 @@ TEST_F(websockets, demoting_the_key_closes_its_sockets) {
   EXPECT_EQ(probe_->end(again)->refused_status, 403);
 }
 
+TEST_F(websockets, a_token_opens_a_socket_and_deleting_its_key_closes_it) {
+  auto created = call("POST", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_,
+                      json::object{{"api_key", json::object{{"name", "t"}, {"role", "read_only"}}}});
+  ASSERT_EQ(created.status, 201) << created.text;
+  auto minted = call("POST", "/api/v1/auth/token", std::string(created.data().at("key").as_string()));
+  ASSERT_EQ(minted.status, 200) << minted.text;
+  const std::string token(minted.data().at("token").as_string());
+  auto s = open("/api/v1/packets/socket?auth=" + token, "");
+  const auto id = post_packet(key_, device_);
+  ASSERT_TRUE(probe_->wait_events(s, 1));
+  EXPECT_EQ(ids_of(probe_->frames(s)).front(), id);
+  ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + created.id(), superadmin_).status, 200);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->close_code, 1008);
+  // And the token opens nothing any more.
+  auto again = probe_->open("/api/v1/packets/socket?auth=" + token, "");
+  ASSERT_TRUE(probe_->wait_end(again));
+  EXPECT_EQ(probe_->end(again)->refused_status, 401);
+}
+
+TEST_F(websockets, a_forged_token_is_refused_at_the_upgrade_with_401) {
+  auto minted = call("POST", "/api/v1/auth/token", key_);
+  ASSERT_EQ(minted.status, 200) << minted.text;
+  std::string forged(minted.data().at("token").as_string());
+  forged.back() = forged.back() == 'A' ? 'B' : 'A';
+  auto s = probe_->open(device_path("packets", device_), forged);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->refused_status, 401);
+}
+
 TEST_F(websockets, a_malformed_handshake_is_refused_with_a_json_error) {
   const auto handshake = [&](const std::string& version, const std::string& key_headers) {
     raw_connection c(server_->port());

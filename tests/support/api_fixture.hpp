@@ -71,7 +71,7 @@ class api_fixture : public ::testing::Test {
     std::ifstream in(dir_.path() / "superadmin.key");
     std::getline(in, superadmin_);
     app_ = std::make_unique<api::app_context>(*records_, api::rate_policy{}, parse_config_, reparse_config_,
-                                              image_config_);
+                                              image_config_, api::ensure_token_secret(dir_.path()));
     router_ = std::make_unique<api::router>(*app_);
   }
 
