@@ -155,8 +155,11 @@ TEST_F(tokens, a_token_acts_with_its_keys_permissions_no_more) {
   EXPECT_EQ(call("GET", "/api/v1/tags", ro).status, 200);
   EXPECT_EQ(call("POST", "/api/v1/tags", ro, json::object{{"tag", json::object{{"name", "X"}}}}).status, 403);
   EXPECT_EQ(call("GET", "/admin/v1/mandates", ro).status, 403);
+  // A member in no group: the list leaves everything out, a device is refused.
+  const auto device = make_device(key_, "d", make_folder(key_, "F"));
   const auto member = token_for(make_key(mandate_, "member"));
-  EXPECT_EQ(call("GET", "/api/v1/devices", member).status, 403);
+  EXPECT_TRUE(call("GET", "/api/v1/devices", member).data().as_array().empty());
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + device, member).status, 403);
 }
 
 TEST_F(tokens, a_token_sees_only_its_own_mandate) {

@@ -324,6 +324,8 @@ TEST_F(groups, no_route_gives_a_member_without_rules_anything) {
                                   answer.body.at("body").is_array() && answer.body.at("body").as_array().empty()) ||
                                  (answer.body.is_null() && answer.text.empty()));  // an empty NDJSON stream
     const bool own_mandate = std::string(r.pattern).starts_with("mandates");       // its own mandate record
+    // A token acts as its key (so it may do nothing more): any key may get one.
+    if (std::string_view(r.pattern) == "auth/token") continue;
     EXPECT_TRUE(refused || empty_list || own_mandate)
         << r.method << " " << r.pattern << " -> " << answer.status << " " << answer.text;
   }
