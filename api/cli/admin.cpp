@@ -65,6 +65,7 @@ void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   key->require_subcommand(1);
   struct key_args {
     std::string mandate, role, name, id;
+    std::vector<std::string> groups;
     bool all = false;
   };
   auto args = std::make_shared<key_args>();
@@ -77,10 +78,14 @@ void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   create->add_flag("--all", args->all, "A key for all mandates (roles superadmin, billing)")->excludes(mandate_opt);
   create->add_option("--role", args->role, "admin, read_only, member; or superadmin, billing with --all")->required();
   create->add_option("--name", args->name, "Name (default: the role)");
+  create->add_option("--group", args->groups, "Group id (member keys get their groups' rules); repeatable");
   create->callback([o, args, base] {
     if (args->mandate.empty() && !args->all) throw CLI::ValidationError("key create", "needs --mandate ID or --all");
-    json::object body{
-        {"api_key", json::object{{"name", args->name.empty() ? args->role : args->name}, {"role", args->role}}}};
+    json::array groups;
+    for (const auto& g : args->groups) groups.emplace_back(g);
+    json::object body{{"api_key", json::object{{"name", args->name.empty() ? args->role : args->name},
+                                               {"role", args->role},
+                                               {"groups", std::move(groups)}}}};
     auto created = call(*o, "POST", base(), &body);
     std::fprintf(stderr, "created %s key %s\n", args->role.c_str(), std::string(created.at("id").as_string()).c_str());
     std::printf("%s\n", std::string(created.at("key").as_string()).c_str());
@@ -92,6 +97,71 @@ void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
 
   auto* del = key->add_subcommand("delete", "Delete a key");
   del->add_option("--mandate", args->mandate, "Mandate id");
+  del->add_option("id", args->id)->required();
+  del->callback([o, args, base] { print(call(*o, "DELETE", base() + "/" + url_encode(args->id), nullptr)); });
+}
+
+// `--rule TYPE:OPS:REGEX`: OPS are the letters of the operations granted (c, r, u, d; `-` for none),
+// the regex is everything after the second colon (it may hold colons itself).
+json::object parse_rule(const std::string& text) {
+  const auto first = text.find(':');
+  const auto second = first == std::string::npos ? first : text.find(':', first + 1);
+  if (second == std::string::npos)
+    throw CLI::ValidationError("--rule", "must be TYPE:OPS:REGEX, e.g. device:ru:^basement-");
+  const std::string ops = text.substr(first + 1, second - first - 1);
+  if (ops.find_first_not_of("crud-") != std::string::npos)
+    throw CLI::ValidationError("--rule", "OPS are letters of c, r, u, d (or -), got " + ops);
+  return {{"type", text.substr(0, first)},
+          {"regex", text.substr(second + 1)},
+          {"create", ops.find('c') != std::string::npos},
+          {"read", ops.find('r') != std::string::npos},
+          {"update", ops.find('u') != std::string::npos},
+          {"delete", ops.find('d') != std::string::npos}};
+}
+
+void add_group_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+  auto* group = admin.add_subcommand("group", "Groups of a mandate: the rules member keys get");
+  group->require_subcommand(1);
+  struct group_args {
+    std::string mandate, name, id;
+    std::vector<std::string> rules;
+  };
+  auto args = std::make_shared<group_args>();
+  auto base = [args] { return "mandates/" + url_encode(args->mandate) + "/groups"; };
+  const auto rules_of = [args] {
+    json::array out;
+    for (const auto& r : args->rules) out.emplace_back(parse_rule(r));
+    return out;
+  };
+
+  auto* create = group->add_subcommand("create", "Create a group; prints it as JSON");
+  create->add_option("--mandate", args->mandate, "Mandate id")->required();
+  create->add_option("--name", args->name, "Name")->required();
+  create->add_option("--rule", args->rules, "TYPE:OPS:REGEX, e.g. device:ru:^basement- ; repeatable");
+  create->callback([o, args, base, rules_of] {
+    json::object body{{"group", json::object{{"name", args->name}, {"rules", rules_of()}}}};
+    print(call(*o, "POST", base(), &body));
+  });
+  auto* update = group->add_subcommand("update", "Replace a group's rules (and name); prints it as JSON");
+  update->add_option("--mandate", args->mandate, "Mandate id")->required();
+  update->add_option("--name", args->name, "New name");
+  update->add_option("--rule", args->rules, "TYPE:OPS:REGEX; repeatable; none given: no rules");
+  update->add_option("id", args->id)->required();
+  update->callback([o, args, base, rules_of] {
+    json::object g{{"rules", rules_of()}};
+    if (!args->name.empty()) g["name"] = args->name;
+    json::object body{{"group", std::move(g)}};
+    print(call(*o, "PATCH", base() + "/" + url_encode(args->id), &body));
+  });
+  auto* list = group->add_subcommand("list", "List the groups of a mandate");
+  list->add_option("--mandate", args->mandate, "Mandate id")->required();
+  list->callback([o, base] { print(call(*o, "GET", base() + "?limit=100", nullptr)); });
+  auto* show = group->add_subcommand("show", "Show a group");
+  show->add_option("--mandate", args->mandate, "Mandate id")->required();
+  show->add_option("id", args->id)->required();
+  show->callback([o, args, base] { print(call(*o, "GET", base() + "/" + url_encode(args->id), nullptr)); });
+  auto* del = group->add_subcommand("delete", "Delete a group (its keys keep the id; it grants nothing)");
+  del->add_option("--mandate", args->mandate, "Mandate id")->required();
   del->add_option("id", args->id)->required();
   del->callback([o, args, base] { print(call(*o, "DELETE", base() + "/" + url_encode(args->id), nullptr)); });
 }
@@ -137,6 +207,7 @@ void add_admin_command(CLI::App& app) {
   admin->add_option("--data", o->data, "Data directory holding superadmin.key")->capture_default_str();
   add_mandate_commands(*admin, o);
   add_key_commands(*admin, o);
+  add_group_commands(*admin, o);
   add_driver_instance_commands(*admin, o);
 }
 

@@ -68,6 +68,48 @@ TEST(serve_process, admin_cli_then_sigterm_then_restart_keeps_everything) {
   EXPECT_EQ(stop_server(*again), 0);
 }
 
+TEST(serve_process, admin_cli_makes_groups_whose_member_keys_get_their_rules) {
+  temp_dir dir;
+  auto server = start_server(dir.path());
+  ASSERT_GT(server->port, 0);
+  std::string admin = FIELDLINE_BINARY;
+  admin += " admin --server 127.0.0.1:";
+  admin += std::to_string(server->port);
+  admin += " --data ";
+  admin += dir.path().string();
+  const std::string mandate(boost::json::parse(run(admin + " mandate create --name Acme")).at("id").as_string());
+  const std::string key = run(admin + " key create --mandate " + mandate + " --role admin 2>/dev/null");
+  const auto group = boost::json::parse(
+      run(admin + " group create --mandate " + mandate + " --name field --rule 'device:r:^open' --rule 'tag:r:^open'"));
+  const std::string group_id(group.at("id").as_string());
+  EXPECT_EQ(group.at("rules").as_array()[0].at("regex"), "^open");
+  EXPECT_EQ(group.at("rules").as_array()[0].at("read"), true);
+  EXPECT_EQ(group.at("rules").as_array()[0].at("update"), false);
+  const std::string member =
+      run(admin + " key create --mandate " + mandate + " --role member --group " + group_id + " 2>/dev/null");
+  ASSERT_EQ(member.rfind("fl_", 0), 0u) << member;
+  {
+    api::http_client client("127.0.0.1", server->port);
+    auto folder = client.request("POST", "/api/v1/tags?auth=" + key, R"({"tag":{"name":"open"}})");
+    const std::string folder_id(boost::json::parse(folder.body).at("body").at("id").as_string());
+    for (const char* name : {"open-1", "closed-1"}) {
+      auto res = client.request(
+          "POST", "/api/v1/devices?auth=" + key,
+          std::string(R"({"device":{"name":")") + name + R"(","tags":[{"id":")" + folder_id + R"("}]}})");
+      ASSERT_EQ(res.status, 201) << res.body;
+    }
+    auto seen = client.request("GET", "/api/v1/devices", {}, {{"x-api-key", member}});
+    const auto devices = boost::json::parse(seen.body).at("body").as_array();
+    ASSERT_EQ(devices.size(), 1u) << seen.body;
+    EXPECT_EQ(devices[0].at("name"), "open-1");
+  }
+  // A rule that is not TYPE:OPS:REGEX is refused before anything is sent.
+  EXPECT_NE(run(admin + " group create --mandate " + mandate + " --name bad --rule 'device' 2>&1 || true")
+                .find("TYPE:OPS:REGEX"),
+            std::string::npos);
+  EXPECT_EQ(stop_server(*server), 0);
+}
+
 TEST(serve_process, refuses_a_config_file_with_unknown_keys) {
   temp_dir dir;
   const auto config = dir.path() / "config.json";
