@@ -127,8 +127,16 @@ INSTANTIATE_TEST_SUITE_P(
         route_case{"create_a_folder_without_create_right", "POST", "/api/v1/tags", new_tag, 403},
         route_case{"mkdir_is_not_for_members", "POST", "/api/v1/tags/mkdir", R"({"name":"open-x"})", 403},
         route_case{"the_mandate_socket_is_not_for_members", "GET", "/api/v1/packets/socket", "", 403},
-        route_case{"actions_are_not_for_members_yet", "GET", "/api/v1/devices/{open}/actions", "", 403},
-        route_case{"images_are_not_for_members_yet", "GET", "/api/v1/devices/{open}/images", "", 403}),
+        route_case{"actions_of_a_readable_device", "GET", "/api/v1/devices/{open}/actions", "", 200},
+        route_case{"actions_of_another_device", "GET", "/api/v1/devices/{secret}/actions", "", 403},
+        route_case{"an_action_on_another_device", "POST", "/api/v1/devices/{secret}/actions",
+                   R"({"action":{"type":"x"}})", 403},
+        route_case{"schedules_of_another_device", "GET", "/api/v1/devices/{secret}/actions/schedules", "", 403},
+        route_case{"actions_by_a_selector_leave_out_the_others", "GET", "/api/v1/devices/by-name/secret-1/actions", "",
+                   200},
+        route_case{"the_mandates_actions_are_not_for_members", "GET", "/api/v1/actions", "", 403},
+        route_case{"images_of_a_readable_device", "GET", "/api/v1/devices/{open}/images", "", 200},
+        route_case{"images_of_another_device", "GET", "/api/v1/devices/{secret}/images", "", 403}),
     [](const ::testing::TestParamInfo<route_case>& test) { return std::string(test.param.name); });
 
 // ---- lists leave out what may not be read ----
