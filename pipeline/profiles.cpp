@@ -121,6 +121,7 @@ std::optional<json::array> check_profile_fields(const json::value& fields, std::
   }
   json::array out;
   std::set<std::string, std::less<>> names;
+  std::set<uuid> ids;
   std::size_t index = 0;
   for (const auto& entry : fields.get_array()) {
     const std::string at = "fields[" + std::to_string(index++) + "]";
@@ -135,7 +136,8 @@ std::optional<json::array> check_profile_fields(const json::value& fields, std::
     json::object field;
     std::optional<uuid> id;
     if (const auto* v = in->if_contains("id"); v && v->is_string()) id = uuid::parse(v->get_string());
-    field["id"] = (id ? *id : uuid::random()).str();
+    if (!id || !ids.insert(*id).second) id = uuid::random();  // a repeated id gets a new one
+    field["id"] = id->str();
 
     const auto* name = in->if_contains("name");
     if (!name || !name->is_string() || name->get_string().empty() ||

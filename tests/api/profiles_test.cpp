@@ -1,5 +1,6 @@
 // Profiles (issue 11): managed through /admin/v1, their values in `fields` on devices and folders,
 // checked on every write (422 naming the field), shown as `profile_data` with `with_profile=1`.
+#include "pipeline/profiles.hpp"
 #include "support/api_fixture.hpp"
 
 namespace fl::testing {
@@ -92,6 +93,27 @@ TEST_F(profiles, a_taken_slug_is_refused) {
   auto renamed = call("PUT", profiles_path("/" + other.id()), superadmin_,
                       json::object{{"profile", json::object{{"slug", "sensor"}}}});
   EXPECT_EQ(renamed.status, 422);
+}
+
+TEST_F(profiles, at_most_100_profiles_per_mandate) {
+  for (std::size_t i = 1; i < pipeline::max_profiles_per_mandate; ++i)
+    ASSERT_EQ(create_profile(mandate_, {{"name", "p" + std::to_string(i)}}).status, 201) << i;
+  auto r = create_profile(mandate_, {{"name", "one too many"}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.error().find("at most 100 profiles"), std::string::npos) << r.text;
+}
+
+TEST_F(profiles, a_changed_slug_keeps_the_values) {
+  auto d = create_device(json::object{{"sensor", json::object{{"level", 9}}}});
+  ASSERT_EQ(d.status, 201) << d.text;
+  auto edited = call("PATCH", profiles_path("/" + profile_), superadmin_,
+                     json::object{{"profile", json::object{{"slug", "probe"}}}});
+  ASSERT_EQ(edited.status, 200) << edited.text;
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + d.id(), key_).data().at("fields"),
+            json::parse(R"({"probe":{"level":9}})"));
+  // The old slug is free again, the new one taken.
+  EXPECT_EQ(create_profile(mandate_, {{"name", "x"}, {"slug", "probe"}}).status, 422);
+  EXPECT_EQ(create_profile(mandate_, {{"name", "x"}, {"slug", "sensor"}}).status, 201);
 }
 
 TEST_F(profiles, the_same_slug_in_another_mandate_is_fine) {
