@@ -12,6 +12,7 @@
 #include "api/resources/mandates.hpp"
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
+#include "api/resources/profiles.hpp"
 #include "api/resources/readings.hpp"
 #include "api/resources/reparse.hpp"
 #include "api/resources/schedules.hpp"
@@ -170,6 +171,13 @@ constexpr route admin_table[] = {
     {"PUT", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_edit_parser},
     {"PATCH", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_edit_parser},
     {"DELETE", "mandates/:mandate_id/parsers/:parser", access::superadmin, admin_delete_parser},
+
+    {"GET", "mandates/:mandate_id/profiles", access::superadmin, admin_list_profiles},
+    {"POST", "mandates/:mandate_id/profiles", access::superadmin, admin_create_profile},
+    {"GET", "mandates/:mandate_id/profiles/:profile", access::superadmin, admin_show_profile},
+    {"PUT", "mandates/:mandate_id/profiles/:profile", access::superadmin, admin_edit_profile},
+    {"PATCH", "mandates/:mandate_id/profiles/:profile", access::superadmin, admin_edit_profile},
+    {"DELETE", "mandates/:mandate_id/profiles/:profile", access::superadmin, admin_delete_profile},
 
     {"GET", "mandates/:mandate_id/driver_instances", access::superadmin, admin_list_driver_instances},
     {"POST", "mandates/:mandate_id/driver_instances", access::superadmin, admin_create_driver_instance},

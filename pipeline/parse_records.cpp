@@ -4,7 +4,6 @@
 #include <boost/json.hpp>
 
 #include "core/crypto.hpp"
-#include "core/json_out.hpp"
 
 namespace fl::pipeline {
 
@@ -120,42 +119,33 @@ void mark_failed(json::object& packet, const char* kind, const std::string& mess
   packet["parse_error"] = json::object{{"kind", kind}, {"message", message}, {"logs", json::array{}}};
 }
 
-profile_merge merge_profile_fields(json::object& device, const json::value& fields) {
+profile_merge merge_profile_fields(json::object& device, const json::value& fields, const profile_set& profiles,
+                                   micros now) {
   profile_merge out;
   const auto* writes = fields.if_object();
   if (!writes || writes->empty()) return out;
-  json::value& target = device["fields"];
-  if (!target.is_object()) target = json::object{};
-  auto& profiles = target.get_object();
-  for (const auto& [profile, values] : *writes) {
-    const auto* vals = values.if_object();
-    if (!vals) continue;
-    if (!profiles.contains(profile) && profiles.size() >= max_profiles) {
-      out.refused += vals->size();
-      continue;
-    }
-    json::value& slot = profiles[profile];
-    if (!slot.is_object()) slot = json::object{};
-    auto& existing = slot.get_object();
-    for (const auto& [field, value] : *vals) {
-      if ((!existing.contains(field) && existing.size() >= max_fields_per_profile) ||
-          to_json(value).size() > max_field_value_bytes) {
-        ++out.refused;
-        continue;
-      }
-      existing[field] = value;
-      out.changed = true;
-    }
+  std::size_t wanted = 0;
+  for (const auto& [slug, values] : *writes) wanted += values.is_object() ? values.get_object().size() : 1;
+  const auto* held = device.if_contains(profile_values_key);
+  const json::value before = held ? *held : json::value(nullptr);
+  const auto problems = profiles.check(fields, profile_target::device, device);
+  const std::size_t landed = profiles.apply(fields, problems, device, now);
+  held = device.if_contains(profile_values_key);
+  out.changed = held && *held != before;
+  out.refused = wanted > landed ? wanted - landed : 0;
+  for (const auto& p : problems) {
+    if (out.problems.size() == max_recorded_refusals) break;
+    out.problems.push_back(p.path() + ": " + p.message);
   }
   return out;
 }
 
-void mark_profile_refusals(json::object& packet, std::size_t count) {
-  if (count == 0) return;
-  packet["parse_warnings"] =
-      json::array{json::value(std::to_string(count) + " profile field write(s) refused: at most " +
-                              std::to_string(max_profiles) + " profiles, " + std::to_string(max_fields_per_profile) +
-                              " fields each, " + std::to_string(max_field_value_bytes) + " bytes per value")};
+void mark_profile_refusals(json::object& packet, const profile_merge& merge) {
+  if (merge.refused == 0 && merge.problems.empty()) return;
+  json::array warnings{json::value(std::to_string(merge.refused) +
+                                   " profile field write(s) refused: they do not fit the mandate's profiles")};
+  for (const auto& p : merge.problems) warnings.emplace_back(p);
+  packet["parse_warnings"] = std::move(warnings);
 }
 
 }  // namespace fl::pipeline

@@ -3,11 +3,13 @@
 // input; a parse outcome becomes reading documents and the packet's parse status. No I/O here.
 #include <boost/json/object.hpp>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/ids.hpp"
 #include "core/time.hpp"
+#include "pipeline/profiles.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/readings.hpp"
 
@@ -48,20 +50,22 @@ void mark_skipped(boost::json::object& packet, const char* why);
 void mark_outcome(boost::json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings);
 void mark_failed(boost::json::object& packet, const char* kind, const std::string& message);
 
-// Bounds on what parsers may write into a device's `fields`, so the device document stays small.
-inline constexpr std::size_t max_profiles = 32;
-inline constexpr std::size_t max_fields_per_profile = 128;
-inline constexpr std::size_t max_field_value_bytes = 1024;  // as JSON
-
 struct profile_merge {
   bool changed = false;
-  std::size_t refused = 0;  // writes over the bounds above, left out
+  std::size_t refused = 0;            // field writes left out
+  std::vector<std::string> problems;  // why, as "fields.<slug>.<field>: <message>" (the first few)
 };
 
-// Merges profile writes ({profile_slug: {field: value}}) into a device document's `fields`.
-[[nodiscard]] profile_merge merge_profile_fields(boost::json::object& device, const boost::json::value& fields);
+inline constexpr std::size_t max_recorded_refusals = 10;
 
-// Notes on the packet that `count` profile writes were refused (they stay visible to the mandate).
-void mark_profile_refusals(boost::json::object& packet, std::size_t count);
+// Merges profile writes ({profile_slug: {field: value}}) into a device document's profile values,
+// checked against the mandate's profiles exactly as the API checks a device write
+// (profile_set::check): a refused field is left out (a refused profile, all its fields), the rest
+// lands.
+[[nodiscard]] profile_merge merge_profile_fields(boost::json::object& device, const boost::json::value& fields,
+                                                 const profile_set& profiles, micros now);
+
+// Notes on the packet which profile writes were refused (they stay visible to the mandate).
+void mark_profile_refusals(boost::json::object& packet, const profile_merge& merge);
 
 }  // namespace fl::pipeline

@@ -334,6 +334,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   auto current_device = records_.get({record_kind::device, mandate, device_id});
   if (!current_device) return current_device.error();
   bool profile_changed = false;
+  std::optional<profile_set> profiles;
   const micros now = now_micros();
   std::vector<change> written;  // reading_added for each reading put, in order (when `added` wants them)
   const change reading_change =
@@ -381,13 +382,22 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
         written.back().body = fl::to_json(r.doc);
       }
       mark_outcome(doc, outcome, made.size());
-      std::size_t refused = 0;
+      profile_merge refusals;
       for (const auto& r : outcome.readings) {
-        const auto merged = merge_profile_fields(**current_device, r.fields);
+        if (!r.fields.is_object() || r.fields.get_object().empty()) continue;
+        // The mandate's profiles, read once per call and only when a parser writes profile values.
+        if (!profiles) {
+          auto loaded_profiles = profile_set::load(records_, mandate);
+          if (!loaded_profiles) return loaded_profiles.error();
+          profiles = std::move(*loaded_profiles);
+        }
+        auto merged = merge_profile_fields(**current_device, r.fields, *profiles, now);
         profile_changed |= merged.changed;
-        refused += merged.refused;
+        refusals.refused += merged.refused;
+        for (auto& p : merged.problems)
+          if (refusals.problems.size() < max_recorded_refusals) refusals.problems.push_back(std::move(p));
       }
-      mark_profile_refusals(doc, refused);
+      mark_profile_refusals(doc, refusals);
     }
     packets.rewrite(batch, mandate, loaded[i].entry.packet, present->at, doc);
   }

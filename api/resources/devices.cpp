@@ -7,6 +7,7 @@
 #include "api/http/pagination.hpp"
 #include "api/resources/folders.hpp"
 #include "api/resources/list_filter.hpp"
+#include "api/resources/profiles.hpp"
 #include "api/resources/readings.hpp"
 #include "core/json_out.hpp"
 #include "core/slug.hpp"
@@ -61,7 +62,7 @@ struct device_renderer {
     return r;
   }
 
-  json::object view(json::object doc) const {
+  json::object view(json::object doc, bool with_profile = false) const {
     json::array tags;
     for (const auto& t : doc.at("tag_ids").as_array()) {
       if (auto id = uuid::parse(t.as_string()); id && tree.find(*id)) tags.emplace_back(tree.view(*id));
@@ -74,9 +75,12 @@ struct device_renderer {
     }
     doc["interfaces"] = std::move(ifaces);
     doc["last_readings"] = json::array{};
-    doc["profile_data"] = json::array{};
-    // Profile writes of parsers land in the stored `fields`.
-    if (!doc.contains("fields") || !doc.at("fields").is_object()) doc["fields"] = json::object{};
+    // Values of the mandate's profiles (written through the API or by parsers); a `fields` stored
+    // before profiles existed was never checked and is not shown.
+    auto profile_values = tree.profiles().render(doc, "device_id", with_profile);
+    doc.erase(pipeline::profile_values_key);
+    doc["profile_data"] = std::move(profile_values.profile_data);
+    doc["fields"] = std::move(profile_values.fields);
     for (const char* always_null : {"stats", "deleted_at", "default_packets_view_id", "default_readings_view_id"})
       doc[always_null] = nullptr;
     return doc;
@@ -114,7 +118,8 @@ api_result<std::function<bool(const json::object&)>> device_selector(const devic
 http_response device_list_response(request_context& ctx, const device_renderer& r, std::vector<json::object> docs) {
   auto page_req = parse_page_request(ctx.query, {"inserted_at", "updated_at", "name", "slug"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
-  if (auto b = boolean_param(ctx.query, "with_profile", false); !b) return error_response(b.error());
+  auto with_profile = boolean_param(ctx.query, "with_profile", false);
+  if (!with_profile) return error_response(with_profile.error());
   std::size_t wanted_readings = 0;
   if (const std::string* n = ctx.query.find("last_readings")) {
     if (n->empty() || n->size() > 2 || n->find_first_not_of("0123456789") != std::string::npos || std::stoi(*n) > 20)
@@ -129,7 +134,7 @@ http_response device_list_response(request_context& ctx, const device_renderer& 
   std::vector<json::object> views;
   views.reserve(docs.size());
   for (auto& d : docs) {
-    auto view = r.view(std::move(d));
+    auto view = r.view(std::move(d), *with_profile);
     if (!*keep || (*keep)(view)) views.push_back(std::move(view));
   }
   auto page = paginate(std::move(views), *page_req);
@@ -264,6 +269,11 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
     doc["tag_ids"] = std::move(*tags);
   }
   if (auto parser = check_parser(ctx, doc); !parser) return error_response(parser.error());
+  if (body.contains("fields")) {
+    if (auto refused = write_profile_values(ctx.records(), ctx.mandate(), body.at("fields"),
+                                            pipeline::profile_target::device, doc))
+      return error_response(*refused);
+  }
 
   const uuid id = id_of(doc);
   std::string slug(doc.at("slug").as_string());
@@ -386,11 +396,13 @@ http_response list_folder_devices(request_context& ctx) {
 }
 
 http_response show_device(request_context& ctx) {
+  auto with_profile = boolean_param(ctx.query, "with_profile", false);
+  if (!with_profile) return error_response(with_profile.error());
   auto doc = find_device(ctx, ctx.param("device"));
   if (!doc) return error_response(doc.error());
   auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
   if (!renderer) return error_response(renderer.error());
-  return single_response(renderer->view(std::move(*doc)));
+  return single_response(renderer->view(std::move(*doc), *with_profile));
 }
 
 http_response create_device(request_context& ctx) {

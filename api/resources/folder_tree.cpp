@@ -31,7 +31,10 @@ std::optional<std::vector<std::string>> split_folder_name(std::string_view name)
 api_result<folder_tree> folder_tree::load(storage::records& records, const uuid& mandate) {
   auto docs = checked(records.list(storage::record_kind::folder, mandate));
   if (!docs) return docs.error();
+  auto profiles = checked(pipeline::profile_set::load(records, mandate));
+  if (!profiles) return profiles.error();
   folder_tree tree;
+  tree.profiles_ = std::move(*profiles);
   for (auto& doc : *docs) {
     if (auto id = uuid_field(doc, "id")) tree.folders_.emplace(*id, std::move(doc));
   }
@@ -118,14 +121,16 @@ std::vector<uuid> folder_tree::ids() const {
   return out;
 }
 
-json::object folder_tree::view(const uuid& id) const {
+json::object folder_tree::view(const uuid& id, bool with_profile) const {
   json::object out = *find(id);
+  auto profile_values = profiles_.render(out, "tag_id", with_profile);
+  out.erase(pipeline::profile_values_key);
   out["name"] = full_name(id);
   json::array path_ids;
   for (const auto& step : path(id)) path_ids.emplace_back(step.str());
   out["path"] = std::move(path_ids);
-  out["profile_data"] = json::array{};
-  out["fields"] = json::object{};
+  out["profile_data"] = std::move(profile_values.profile_data);
+  out["fields"] = std::move(profile_values.fields);
   for (const char* always_null : {"stats", "group_interface_id", "default_devices_view_id", "default_packets_view_id",
                                   "default_readings_view_id"}) {
     if (!out.contains(always_null)) out[always_null] = nullptr;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/context.hpp"
+#include "pipeline/profiles.hpp"
 
 namespace fl::api {
 
@@ -33,8 +34,10 @@ class folder_tree {
   [[nodiscard]] std::vector<uuid> ids() const;
   [[nodiscard]] std::optional<uuid> parent_of(const uuid& id) const;
 
-  // The folder as the API shows it.
-  [[nodiscard]] boost::json::object view(const uuid& id) const;
+  // The folder as the API shows it: `fields` always, `profile_data` entries only `with_profile`.
+  [[nodiscard]] boost::json::object view(const uuid& id, bool with_profile = false) const;
+  // The mandate's profiles, loaded with the folders (devices render their values with them too).
+  [[nodiscard]] const pipeline::profile_set& profiles() const { return profiles_; }
 
   // Records a new or changed folder in memory (callers write the record to the store themselves).
   void upsert(const uuid& id, boost::json::object doc) { folders_[id] = std::move(doc); }
@@ -42,6 +45,7 @@ class folder_tree {
 
  private:
   std::map<uuid, boost::json::object> folders_;
+  pipeline::profile_set profiles_;
 };
 
 // Splits "A / B / C" into trimmed segments; nullopt when a segment is empty or there are too many.

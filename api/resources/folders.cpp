@@ -5,6 +5,7 @@
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/list_filter.hpp"
+#include "api/resources/profiles.hpp"
 #include "core/slug.hpp"
 #include "core/time.hpp"
 
@@ -69,7 +70,7 @@ http_response folder_list_response(const folder_tree& tree, std::vector<uuid> id
   std::vector<json::object> views;
   views.reserve(ids.size());
   for (const auto& id : ids) {
-    auto view = tree.view(id);
+    auto view = tree.view(id, *with_profile);
     if (!*keep || (*keep)(view)) views.push_back(std::move(view));
   }
   auto page = paginate(std::move(views), *page_req);
@@ -167,9 +168,11 @@ http_response list_folders(request_context& ctx) {
 http_response show_folder(request_context& ctx) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
+  auto with_profile = boolean_param(ctx.query, "with_profile", false);
+  if (!with_profile) return error_response(with_profile.error());
   auto id = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::read);
   if (!id) return error_response(id.error());
-  return single_response(tree->view(*id));
+  return single_response(tree->view(*id, *with_profile));
 }
 
 http_response create_folder(request_context& ctx) {
@@ -184,6 +187,14 @@ http_response create_folder(request_context& ctx) {
   // Checked on the folder as it would be stored (its name and slug are settled by add_folder).
   if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, *tree->find(*id)))
     return error_response(*refused);
+  if (body->contains("fields")) {
+    json::object doc = *tree->find(*id);
+    if (auto refused =
+            write_profile_values(ctx.records(), ctx.mandate(), body->at("fields"), pipeline::profile_target::tag, doc))
+      return error_response(*refused);
+    tree->upsert(*id, doc);
+    ctx.records().put(batch, {record_kind::folder, ctx.mandate(), *id}, doc);
+  }
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
   return single_response(tree->view(*id), 201);
 }
@@ -275,6 +286,11 @@ http_response edit_folder(request_context& ctx) {
   // A member may not rename a folder out of what its rules let it change.
   if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, doc))
     return error_response(*refused);
+  if (body->contains("fields")) {
+    if (auto refused =
+            write_profile_values(ctx.records(), ctx.mandate(), body->at("fields"), pipeline::profile_target::tag, doc))
+      return error_response(*refused);
+  }
   tree->upsert(*id, doc);
   auto batch = ctx.records().batch();
   ctx.records().put(batch, {record_kind::folder, ctx.mandate(), *id}, doc);

@@ -1,5 +1,5 @@
-// Which parsers get history; profile writes from parsers: merged into the device's fields, within bounds a parser
-// cannot raise.
+// Which parsers get history; profile writes from parsers: checked against the mandate's profiles
+// like the API's writes, the fitting ones merged into the device's values, the others noted.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -16,38 +16,83 @@ TEST(history, is_read_only_for_parsers_that_can_ask_for_it) {
   EXPECT_FALSE(pipeline::uses_history("def parse(<<t::16>>, _meta), do: %{temperature: t / 10}"));
 }
 
-TEST(profile_writes, merge_into_the_device_fields) {
-  json::object device{{"fields", json::object{{"status", json::object{{"a", 1}}}}}};
-  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"status":{"b":2},"battery":{"v":3.1}})"));
-  EXPECT_TRUE(merged.changed);
-  EXPECT_EQ(merged.refused, 0u);
-  EXPECT_EQ(device.at("fields"), json::parse(R"({"status":{"a":1,"b":2},"battery":{"v":3.1}})"));
-  EXPECT_FALSE(pipeline::merge_profile_fields(device, nullptr).changed);
+namespace {
+
+// The mandate's profiles: "status" {a, b: integers 0..10} and "battery" {v: float}.
+pipeline::profile_set status_profiles() {
+  std::vector<pipeline::definition_problem> problems;
+  auto status = pipeline::check_profile_fields(
+      json::parse(R"([{"name":"a","type":"integer","min":0,"max":10},{"name":"b","type":"integer","min":0,"max":10}])"),
+      problems);
+  auto battery = pipeline::check_profile_fields(json::parse(R"([{"name":"v","type":"float"}])"), problems);
+  EXPECT_TRUE(problems.empty());
+  std::vector<json::object> docs;
+  docs.push_back({{"id", uuid::random().str()}, {"slug", "status"}, {"limit_to", nullptr}, {"fields", *status}});
+  docs.push_back({{"id", uuid::random().str()}, {"slug", "battery"}, {"limit_to", "device"}, {"fields", *battery}});
+  return pipeline::profile_set::from_documents(std::move(docs));
 }
 
-TEST(profile_writes, beyond_the_bounds_are_refused_and_noted_on_the_packet) {
-  json::object device;
-  json::object many_fields, many_profiles;
-  for (std::size_t i = 0; i < pipeline::max_fields_per_profile + 5; ++i) many_fields["f" + std::to_string(i)] = i;
-  for (std::size_t i = 0; i < pipeline::max_profiles + 3; ++i)
-    many_profiles["p" + std::to_string(i)] = json::object{{"x", 1}};
-  auto merged = pipeline::merge_profile_fields(device, json::object{{"big", many_fields}});
-  EXPECT_EQ(merged.refused, 5u);
-  EXPECT_EQ(device.at("fields").at("big").as_object().size(), pipeline::max_fields_per_profile);
-  merged = pipeline::merge_profile_fields(device, many_profiles);
-  EXPECT_EQ(merged.refused, 4u);  // "big" already holds one of the 32 places
-  EXPECT_EQ(device.at("fields").as_object().size(), pipeline::max_profiles);
-  merged = pipeline::merge_profile_fields(
-      device, json::object{{"big", json::object{{"f0", std::string(pipeline::max_field_value_bytes, 'x')}}}});
-  EXPECT_EQ(merged.refused, 1u);  // an existing field, but the value is too large
-  EXPECT_EQ(device.at("fields").at("big").at("f0"), 0);
+json::value fields_of(const pipeline::profile_set& profiles, const json::object& device) {
+  return profiles.render(device, "device_id", false).fields;
+}
 
+}  // namespace
+
+TEST(profile_writes, merge_into_the_device_fields) {
+  const auto profiles = status_profiles();
+  json::object device;
+  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"status":{"a":1}})"), profiles, 1);
+  EXPECT_TRUE(merged.changed);
+  merged =
+      pipeline::merge_profile_fields(device, json::parse(R"({"status":{"b":2},"battery":{"v":3.1}})"), profiles, 2);
+  EXPECT_TRUE(merged.changed);
+  EXPECT_EQ(merged.refused, 0u);
+  EXPECT_EQ(fields_of(profiles, device), json::parse(R"({"status":{"a":1,"b":2},"battery":{"v":3.1}})"));
+  EXPECT_FALSE(pipeline::merge_profile_fields(device, nullptr, profiles, 3).changed);
+}
+
+TEST(profile_writes, a_value_that_does_not_fit_is_refused_and_the_valid_ones_land) {
+  const auto profiles = status_profiles();
+  json::object device;
+  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"status":{"a":11,"b":3}})"), profiles, 1);
+  EXPECT_TRUE(merged.changed);
+  EXPECT_EQ(merged.refused, 1u);
+  ASSERT_EQ(merged.problems.size(), 1u);
+  EXPECT_EQ(merged.problems[0], "fields.status.a: must be an integer between 0 and 10");
+  EXPECT_EQ(fields_of(profiles, device), json::parse(R"({"status":{"b":3}})"));
+}
+
+TEST(profile_writes, an_unknown_profile_is_refused_whole) {
+  const auto profiles = status_profiles();
+  json::object device;
+  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"nope":{"x":1,"y":2}})"), profiles, 1);
+  EXPECT_FALSE(merged.changed);
+  EXPECT_EQ(merged.refused, 2u);
+  EXPECT_FALSE(device.contains(pipeline::profile_values_key));
+}
+
+TEST(profile_writes, an_unknown_field_is_refused) {
+  const auto profiles = status_profiles();
+  json::object device;
+  auto merged = pipeline::merge_profile_fields(device, json::parse(R"({"status":{"c":1}})"), profiles, 1);
+  EXPECT_EQ(merged.refused, 1u);
+  ASSERT_EQ(merged.problems.size(), 1u);
+  EXPECT_EQ(merged.problems[0], "fields.status.c: is not a field of profile status");
+}
+
+TEST(profile_writes, refusals_are_noted_on_the_packet) {
+  pipeline::profile_merge none;
   json::object packet;
-  pipeline::mark_profile_refusals(packet, 0);
+  pipeline::mark_profile_refusals(packet, none);
   EXPECT_FALSE(packet.contains("parse_warnings"));
-  pipeline::mark_profile_refusals(packet, 4);
-  EXPECT_NE(std::string(packet.at("parse_warnings").as_array()[0].as_string()).find("4 profile field"),
-            std::string::npos);
+  pipeline::profile_merge some;
+  some.refused = 4;
+  some.problems = {"fields.status.a: must be an integer between 0 and 10"};
+  pipeline::mark_profile_refusals(packet, some);
+  const auto& warnings = packet.at("parse_warnings").as_array();
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(std::string(warnings[0].as_string()).find("4 profile field"), std::string::npos);
+  EXPECT_EQ(warnings[1], "fields.status.a: must be an integer between 0 and 10");
 }
 
 }  // namespace fl::testing

@@ -7,6 +7,7 @@ namespace fl::testing {
 class parsing : public pipeline_fixture {};
 
 TEST_F(parsing, packets_become_readings_in_transceived_order_with_history) {
+  make_status_profile(100);
   auto first = send("01", "2024-05-01T10:00:00Z");
   ASSERT_EQ(first.status, 200) << first.text;
   EXPECT_EQ(first.data().at("parse_status"), "pending");  // answered before parsing
@@ -35,6 +36,36 @@ TEST_F(parsing, packets_become_readings_in_transceived_order_with_history) {
   // Profile writes land in the device's fields.
   auto device = call("GET", "/api/v1/devices/" + device_, key_);
   EXPECT_EQ(device.data().at("fields").at("status").at("last_v"), 7) << device.text;
+}
+
+// The parser writes status.last_v = 7 and = 3; the profile allows 0..5: 7 is refused and noted on
+// its packet, 3 lands.
+TEST_F(parsing, profile_writes_that_do_not_fit_the_profile_are_refused_and_noted) {
+  make_status_profile(5);
+  auto refused = send("0701", "2024-05-01T10:00:00Z");
+  parse_all();
+  const auto first = packet(refused.id());
+  EXPECT_EQ(first.at("parse_status"), "parsed");  // the reading is kept either way
+  ASSERT_TRUE(first.contains("parse_warnings")) << first;
+  EXPECT_EQ(first.at("parse_warnings").as_array()[1], "fields.status.last_v: must be an integer between 0 and 5");
+  auto device = call("GET", "/api/v1/devices/" + device_, key_);
+  EXPECT_EQ(device.data().at("fields"), json::object{}) << device.text;
+
+  auto landed = send("0301", "2024-05-01T10:01:00Z");
+  parse_all();
+  EXPECT_FALSE(packet(landed.id()).contains("parse_warnings"));
+  device = call("GET", "/api/v1/devices/" + device_ + "?with_profile=1", key_);
+  EXPECT_EQ(device.data().at("fields").at("status").at("last_v"), 3) << device.text;
+  EXPECT_EQ(device.data().at("profile_data").as_array().size(), 1u);
+}
+
+TEST_F(parsing, profile_writes_without_a_profile_are_refused) {
+  auto sent = send("0701", "2024-05-01T10:00:00Z");
+  parse_all();
+  const auto p = packet(sent.id());
+  ASSERT_TRUE(p.contains("parse_warnings")) << p;
+  EXPECT_EQ(p.at("parse_warnings").as_array()[1], "fields.status: names no profile of this mandate");
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + device_, key_).data().at("fields"), json::object{});
 }
 
 TEST_F(parsing, failures_keep_the_packet_and_record_kind_message_and_logs) {

@@ -54,6 +54,18 @@ class pipeline_fixture : public api_fixture {
                        json::object{{"device", json::object{{"parser_id", parser_}}}});
     ASSERT_EQ(edited.status, 200) << edited.text;
   }
+  // The profile the parser writes to: "status" with an integer `last_v` of 0..max.
+  void make_status_profile(int max) const {
+    auto r = call(
+        "POST", "/admin/v1/mandates/" + mandate_ + "/profiles", superadmin_,
+        json::object{
+            {"profile", json::object{
+                            {"name", "Status"},
+                            {"fields", json::array{json::object{
+                                           {"name", "last_v"}, {"type", "integer"}, {"min", 0}, {"max", max}}}}}}});
+    ASSERT_EQ(r.status, 201) << r.text;
+    ASSERT_EQ(r.data().at("slug"), "status");
+  }
   reply send(const std::string& hex, const std::string& at, json::object extra = {}) const {
     extra["payload_encoding"] = "binary";
     extra["payload"] = hex;
