@@ -42,6 +42,7 @@ class client final : public websocket_client, public std::enable_shared_from_thi
   client(asio::io_context& io, websocket_target target, websocket_handlers handlers, std::chrono::milliseconds ping,
          const std::shared_ptr<asio::ssl::context>& tls)
       : strand_(asio::make_strand(io)),
+        tls_(tls),
         ws_(make_stream(strand_, tls)),
         pinger_(strand_),
         target_(std::move(target)),
@@ -166,6 +167,7 @@ class client final : public websocket_client, public std::enable_shared_from_thi
   }
 
   strand_type strand_;
+  std::shared_ptr<asio::ssl::context> tls_;  // outlives the stream that uses it
   websocket::stream<Next> ws_;
   asio::steady_timer pinger_;
   websocket_target target_;
