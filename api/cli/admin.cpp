@@ -202,7 +202,7 @@ void add_admin_command(CLI::App& app) {
   auto o = std::make_shared<admin_options>();
   auto* admin = app.add_subcommand("admin", "Manage mandates, API keys and driver instances of a running server");
   admin->require_subcommand(1);
-  admin->add_option("--server", o->server, "HOST:PORT of the server")->capture_default_str();
+  add_server_options(*admin, *o);
   admin->add_option("--key", o->key, "Superadmin key (default: $FIELDLINE_KEY, then DATA/superadmin.key)");
   admin->add_option("--data", o->data, "Data directory holding superadmin.key")->capture_default_str();
   add_mandate_commands(*admin, o);

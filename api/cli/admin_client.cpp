@@ -1,5 +1,6 @@
 #include "api/cli/admin_client.hpp"
 
+#include <CLI/CLI.hpp>
 #include <boost/json/parse.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,13 @@ namespace fl::cli {
 
 namespace json = boost::json;
 
+void add_server_options(CLI::App& cmd, admin_options& o) {
+  cmd.add_option("--server", o.server, "HOST:PORT, http://HOST:PORT or https://HOST:PORT of the server")
+      ->capture_default_str();
+  cmd.add_option("--ca", o.ca,
+                 "With https://: trust the CA or certificate in this PEM file (default: the system's trust store)");
+}
+
 std::string resolve_key(const admin_options& o) {
   if (!o.key.empty()) return o.key;
   if (const char* env = std::getenv("FIELDLINE_KEY"); env && *env) return env;
@@ -25,9 +33,11 @@ std::string resolve_key(const admin_options& o) {
 
 json::value call(const admin_options& o, const std::string& method, const std::string& path,
                  const boost::json::object* body) {
-  const auto colon = o.server.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--server must be HOST:PORT");
-  api::http_client client(o.server.substr(0, colon), static_cast<std::uint16_t>(std::stoi(o.server.substr(colon + 1))));
+  const auto server = api::parse_server(o.server, api::server_protocol::http);
+  if (!server) throw std::runtime_error("--server: " + server.error());
+  if (!o.ca.empty() && !server->tls) throw std::runtime_error("--ca is for https:// servers; --server is " + o.server);
+  api::http_client client(server->host, server->port, std::chrono::seconds(30),
+                          {.enabled = server->tls, .ca_file = o.ca});
   auto res = client.request(method, "/admin/v1/" + path, body ? to_json(*body) : std::string{},
                             {{"x-api-key", resolve_key(o)}});
   boost::system::error_code ec;

@@ -5,13 +5,21 @@
 #include <boost/json/value.hpp>
 #include <string>
 
+namespace CLI {
+class App;
+}
+
 namespace fl::cli {
 
 struct admin_options {
-  std::string server = "127.0.0.1:8080";
+  std::string server = "127.0.0.1:8080";  // HOST:PORT, http://HOST:PORT or https://HOST:PORT
+  std::string ca;                         // https: trust this PEM file (default: the system's store)
   std::string key;
   std::string data = "./data";
 };
+
+// Registers --server and --ca on `cmd`.
+void add_server_options(CLI::App& cmd, admin_options& o);
 
 // --key, else $FIELDLINE_KEY, else DATA/superadmin.key; throws when none is found.
 [[nodiscard]] std::string resolve_key(const admin_options& o);

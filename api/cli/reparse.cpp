@@ -54,7 +54,7 @@ void add_reparse_command(CLI::App& app) {
   auto device = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("reparse", "Re-parse every stored packet of a device and show the progress");
   cmd->add_option("--device", *device, "Device id")->required();
-  cmd->add_option("--server", o->server, "HOST:PORT of the server")->capture_default_str();
+  add_server_options(*cmd, *o);
   cmd->add_option("--key", o->key, "Superadmin key (default: $FIELDLINE_KEY, then DATA/superadmin.key)");
   cmd->add_option("--data", o->data, "Data directory holding superadmin.key")->capture_default_str();
   cmd->callback([o, device] {

@@ -13,6 +13,7 @@
 #include "api/bootstrap.hpp"
 #include "api/cli/commands.hpp"
 #include "api/http/server.hpp"
+#include "api/http/tls.hpp"
 #include "api/router.hpp"
 #include "storage/database.hpp"
 #include "storage/records.hpp"
@@ -29,7 +30,8 @@ struct serve_options {
   api::rate_policy default_rate;  // for keys without their own limit
   pipeline::parse_service_config parsing;
   pipeline::reparse_config reparse;
-  std::string image_dir;  // empty: no image storage (uploads answer 503)
+  std::string image_dir;          // empty: no image storage (uploads answer 503)
+  std::string tls_cert, tls_key;  // both: the port speaks only TLS (HTTPS, WSS); neither: plain HTTP
   pipeline::image_config images;
 };
 
@@ -61,6 +63,10 @@ void apply_config_file(serve_options& options, const std::string& path) {
       options.listen = v.as_string();
     else if (key == "image_dir")
       options.image_dir = v.as_string();
+    else if (key == "tls_cert")
+      options.tls_cert = v.as_string();
+    else if (key == "tls_key")
+      options.tls_key = v.as_string();
     else if (key == "max_image_bytes")
       options.images.max_bytes = v.to_number<std::size_t>();
     else if (key == "max_body_bytes")
@@ -164,10 +170,23 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
       if (flag == "data") from_file.data = options.data;
       if (flag == "listen") from_file.listen = options.listen;
       if (flag == "image-dir") from_file.image_dir = options.image_dir;
+      if (flag == "tls-cert") from_file.tls_cert = options.tls_cert;
+      if (flag == "tls-key") from_file.tls_key = options.tls_key;
     }
     options = from_file;
   }
   const auto [host, port] = split_listen(options.listen);
+  // TLS is checked before anything is opened: a bad certificate or key is a start-up error naming the file.
+  if (options.tls_cert.empty() != options.tls_key.empty())
+    throw std::runtime_error(
+        "TLS needs both a certificate and a key: give --tls-cert and --tls-key (or tls_cert and "
+        "tls_key in the config file), or neither");
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (!options.tls_cert.empty()) {
+    auto made = api::server_tls_context(options.tls_cert, options.tls_key);
+    if (!made) throw std::runtime_error(made.error());
+    tls = *made;
+  }
   fit_descriptor_limit(options.limits);
   auto db = storage::database::open({.dir = options.data});
   if (!db) throw std::runtime_error(db.error().message);
@@ -190,7 +209,7 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
     spdlog::info("no --image-dir: image uploads are refused (503)");
   }
   api::router routes(app);
-  api::http_server server(routes, options.limits, app.feed.get());
+  api::http_server server(routes, options.limits, app.feed.get(), tls);
   server.listen(host, port);
   // Packets stored but not parsed before the last stop are picked up from the queue now.
   app.parsing.start();
@@ -199,7 +218,8 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   app.schedules.start();  // re-arms stored schedules; missed firings fire once now
   app.drivers.start();    // connects enabled driver instances, resolves interrupted actions, runs pending ones
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
-  std::printf("fieldline listening on http://%s:%u (data %s)\n", host.c_str(), server.port(), options.data.c_str());
+  std::printf("fieldline listening on %s://%s:%u (data %s)\n", tls ? "https" : "http", host.c_str(), server.port(),
+              options.data.c_str());
   std::fflush(stdout);
   server.run(true);
   app.drivers.stop();
@@ -218,12 +238,17 @@ void add_serve_command(CLI::App& app) {
   auto* listen = cmd->add_option("--listen", options->listen, "HOST:PORT to listen on")->capture_default_str();
   auto* image_dir = cmd->add_option("--image-dir", options->image_dir,
                                     "Directory for uploaded device images (none: uploads are refused)");
-  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen, image_dir)");
-  cmd->callback([options, data, listen, image_dir] {
+  auto* tls_cert = cmd->add_option("--tls-cert", options->tls_cert,
+                                   "PEM certificate (chain) file: the port then serves only HTTPS and WSS");
+  auto* tls_key = cmd->add_option("--tls-key", options->tls_key, "PEM private key file of --tls-cert (unencrypted)");
+  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen, image_dir, tls_cert, tls_key)");
+  cmd->callback([options, data, listen, image_dir, tls_cert, tls_key] {
     std::vector<std::string> explicit_flags;
     if (data->count() > 0) explicit_flags.emplace_back("data");
     if (listen->count() > 0) explicit_flags.emplace_back("listen");
     if (image_dir->count() > 0) explicit_flags.emplace_back("image-dir");
+    if (tls_cert->count() > 0) explicit_flags.emplace_back("tls-cert");
+    if (tls_key->count() > 0) explicit_flags.emplace_back("tls-key");
     serve(*options, explicit_flags);
   });
 }

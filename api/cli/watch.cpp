@@ -1,4 +1,5 @@
-// `fieldline watch --device ID | --folder ID [--packets] [--after TIME] [--server HOST:PORT] [--key KEY]`:
+// `fieldline watch --device ID | --folder ID [--packets] [--after TIME] [--server HOST:PORT | ws://.. | wss://..]
+//  [--ca FILE] [--key KEY]`:
 // follows a device's or folder's readings (or packets) live over the websocket API and prints one
 // line per item: human readable on a terminal, the item's JSON (NDJSON) when piped. Runs until the
 // server closes the socket or the user interrupts it; exit 1 when the socket was refused or broke.
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "api/cli/commands.hpp"
+#include "api/http/client.hpp"
 #include "api/http/websocket_client.hpp"
 #include "core/json_out.hpp"
 #include "core/query.hpp"
@@ -26,6 +28,7 @@ struct watch_options {
   std::string device, folder, after;
   bool packets = false;
   std::string server = "127.0.0.1:8080";
+  std::string ca;
   std::string key;
 };
 
@@ -54,9 +57,13 @@ std::string human_line(const json::object& item, bool packets) {
 }
 
 int watch(const watch_options& o) {
-  const auto colon = o.server.rfind(':');
-  if (colon == std::string::npos || o.server.find("://") != std::string::npos) {
-    std::fprintf(stderr, "fieldline watch: --server must be HOST:PORT (no scheme), e.g. 127.0.0.1:8080\n");
+  const auto server = api::parse_server(o.server, api::server_protocol::websocket);
+  if (!server) {
+    std::fprintf(stderr, "fieldline watch: --server: %s\n", server.error().c_str());
+    return 2;
+  }
+  if (!o.ca.empty() && !server->tls) {
+    std::fprintf(stderr, "fieldline watch: --ca is for wss:// servers; --server is %s\n", o.server.c_str());
     return 2;
   }
   const char* env_key = std::getenv("FIELDLINE_KEY");
@@ -65,8 +72,10 @@ int watch(const watch_options& o) {
     return 2;
   }
   api::websocket_target target;
-  target.host = o.server.substr(0, colon);
-  target.port = static_cast<std::uint16_t>(std::atoi(o.server.c_str() + colon + 1));
+  target.host = server->host;
+  target.port = server->port;
+  target.tls = server->tls;
+  target.ca_file = o.ca;
   target.api_key = o.key.empty() ? env_key : o.key;
   const std::string stream = o.packets ? "packets" : "readings";
   target.path = o.device.empty() ? "/api/v1/tags/" + url_encode(o.folder) + "/" + stream + "/socket"
@@ -117,7 +126,10 @@ void add_watch_command(CLI::App& app) {
   device->excludes(folder);
   cmd->add_flag("--packets", o->packets, "Packets instead of readings");
   cmd->add_option("--after", o->after, "First replay what was stored after this time (ISO 8601)");
-  cmd->add_option("--server", o->server, "HOST:PORT of the server")->capture_default_str();
+  cmd->add_option("--server", o->server, "HOST:PORT, ws://HOST:PORT or wss://HOST:PORT of the server")
+      ->capture_default_str();
+  cmd->add_option("--ca", o->ca,
+                  "With wss://: trust the CA or certificate in this PEM file (default: the system's trust store)");
   cmd->add_option("--key", o->key, "API key of the mandate (default: $FIELDLINE_KEY)");
   cmd->callback([o] {
     if (o->device.empty() == o->folder.empty()) throw CLI::ValidationError("watch", "give --device or --folder");

@@ -8,8 +8,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <optional>
+#include <type_traits>
 
 #include <spdlog/spdlog.h>
 #include "api/http/envelope.hpp"
@@ -74,16 +76,19 @@ http::response<http::string_body> early_error(int status, std::string message) {
   return to_beast(error_response({status, std::move(message)}), 11, false);
 }
 
-http_session::http_session(tcp::socket socket, const session_shared& shared)
-    : shared_(shared), stream_(std::move(socket)) {}
+template <class Stream>
+http_session<Stream>::http_session(Stream stream, const session_shared& shared)
+    : shared_(shared), stream_(std::move(stream)) {}
 
-void http_session::interrupt() {
-  asio::post(stream_.get_executor(), [self = shared_from_this()] {
-    if (self->waiting_for_request_) self->stream_.cancel();
+template <class Stream>
+void http_session<Stream>::interrupt() {
+  asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+    if (self->waiting_for_request_) beast::get_lowest_layer(self->stream_).cancel();
   });
 }
 
-asio::awaitable<void> http_session::run(connection_registry::id conn) {
+template <class Stream>
+asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
   const auto& limits = shared_.limits;
   beast::flat_buffer buffer;
   bool cut = false;  // by the registry: answer what was received, then close
@@ -91,7 +96,27 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
   // (nothing sent counts too); later requests have idle_timeout for their first byte, then
   // header_timeout for the rest of their headers.
   bool first = true;
-  stream_.expires_after(limits.header_timeout);
+  auto& lowest = beast::get_lowest_layer(stream_);
+  lowest.expires_after(limits.header_timeout);
+  if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+    // The TLS handshake: a client that sends nothing or trickles its ClientHello is idle like a
+    // silent plain connection, and the header deadline above covers it. Failures (scanners, plain
+    // HTTP, old protocol versions) are routine: debug only, so they cannot flood the log.
+    bool shaken = false;
+    if (shared_.registry.enter_idle(conn)) {
+      waiting_for_request_ = true;
+      auto [handshake_ec] = co_await stream_.async_handshake(asio::ssl::stream_base::server, tuple_awaitable);
+      waiting_for_request_ = false;
+      shaken = shared_.registry.leave_idle(conn) && !handshake_ec;
+      if (handshake_ec) spdlog::debug("TLS handshake failed: {}", handshake_ec.message());
+    }
+    if (!shaken) {
+      beast::error_code ignored;
+      lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      lowest.close();
+      co_return;
+    }
+  }
   while (!shared_.stopping && !cut) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
@@ -104,14 +129,14 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
       // Waiting for the first byte of a request: the only time this connection may be cut.
       if (!shared_.registry.enter_idle(conn)) break;
       waiting_for_request_ = true;
-      if (!first) stream_.expires_after(limits.idle_timeout);
+      if (!first) lowest.expires_after(limits.idle_timeout);
       auto [wait_ec, n] = co_await stream_.async_read_some(buffer.prepare(first_read_bytes), tuple_awaitable);
       waiting_for_request_ = false;
       cut = !shared_.registry.leave_idle(conn);
       if (wait_ec) break;  // end of stream, timeout, reset, or cut while nothing had come
       buffer.commit(n);
     }
-    if (!first) stream_.expires_after(limits.header_timeout);
+    if (!first) lowest.expires_after(limits.header_timeout);
     first = false;
     auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
     beast::error_code ec = header_ec;
@@ -123,11 +148,11 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
     }
     if (!ec && parser.get()[http::field::expect] == "100-continue") {
       http::response<http::empty_body> cont{http::status::continue_, 11};
-      stream_.expires_after(limits.write_timeout);
+      lowest.expires_after(limits.write_timeout);
       co_await http::async_write(stream_, cont, tuple_awaitable);
     }
     if (!ec) {
-      stream_.expires_after(limits.request_timeout);
+      lowest.expires_after(limits.request_timeout);
       auto [body_ec, body_bytes] = co_await http::async_read(stream_, buffer, parser, tuple_awaitable);
       ec = body_ec;
     }
@@ -144,7 +169,7 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
         answer = early_error(400, "malformed HTTP request: " + ec.message());
       }
       if (answer) {
-        stream_.expires_after(limits.write_timeout);
+        lowest.expires_after(limits.write_timeout);
         co_await http::async_write(stream_, *answer, tuple_awaitable);
       }
       break;  // end of stream, timeout, reset or an answered error: the connection is done
@@ -171,8 +196,9 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
             error_response({503, "too many websockets are open (on this server or for this mandate); retry later"}));
       } else {
         // The connection becomes a websocket; this session is done with it.
-        auto socket = std::make_shared<websocket_session>(std::move(stream_), *answer.upgrade, std::move(*slot),
-                                                          limits.websocket, *shared_.sockets, shared_.replays);
+        auto socket =
+            std::make_shared<websocket_session>(make_session_stream(std::move(stream_)), *answer.upgrade,
+                                                std::move(*slot), limits.websocket, *shared_.sockets, shared_.replays);
         co_await socket->run(parser.release(), std::move(answer.headers));
         co_return;
       }
@@ -187,17 +213,20 @@ asio::awaitable<void> http_session::run(connection_registry::id conn) {
     }
     auto res = to_beast(answer, req.version(), keep_alive);
     if (req.method() == http::verb::head) res.body().clear();
-    stream_.expires_after(limits.write_timeout);
+    lowest.expires_after(limits.write_timeout);
     auto [write_ec, written] = co_await http::async_write(stream_, res, tuple_awaitable);
     if (write_ec || !keep_alive) break;
   }
+  // Over TLS no close_notify is sent: every answer is delimited (Content-Length or chunked), so a
+  // client loses nothing, and waiting for the peer's close_notify could hold the connection.
   beast::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  stream_.close();
+  lowest.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  lowest.close();
 }
 
 // Suspends this connection until the handler's write is durable; the syncer's thread completes it.
-asio::awaitable<bool> http_session::wait_durable(const http_response& answer) {
+template <class Stream>
+asio::awaitable<bool> http_session<Stream>::wait_durable(const http_response& answer) {
   auto executor = stream_.get_executor();
   co_return co_await asio::async_initiate<decltype(asio::use_awaitable), void(bool)>(
       [&](auto handler) {
@@ -210,8 +239,11 @@ asio::awaitable<bool> http_session::wait_durable(const http_response& answer) {
 
 // A streamed body: chunked transfer encoding, one chunk per piece the producer hands out, so
 // memory stays at one piece however long the result. False when the connection broke.
-asio::awaitable<bool> http_session::write_stream(const http_response& answer, unsigned version, bool keep_alive) {
+template <class Stream>
+asio::awaitable<bool> http_session<Stream>::write_stream(const http_response& answer, unsigned version,
+                                                         bool keep_alive) {
   const auto& limits = shared_.limits;
+  auto& lowest = beast::get_lowest_layer(stream_);
   http::response<http::empty_body> head{static_cast<http::status>(answer.status), version};
   head.set(http::field::server, "fieldline");
   head.set(http::field::content_type, answer.content_type);
@@ -219,19 +251,22 @@ asio::awaitable<bool> http_session::write_stream(const http_response& answer, un
   head.keep_alive(keep_alive);
   head.chunked(true);
   http::response_serializer<http::empty_body> serializer{head};
-  stream_.expires_after(limits.write_timeout);
+  lowest.expires_after(limits.write_timeout);
   auto [head_ec, head_bytes] = co_await http::async_write_header(stream_, serializer, tuple_awaitable);
   if (head_ec) co_return false;
   while (true) {
     std::string piece = answer.stream->next();
     if (piece.empty()) break;
-    stream_.expires_after(limits.write_timeout);
+    lowest.expires_after(limits.write_timeout);
     auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(piece)), tuple_awaitable);
     if (ec) co_return false;
   }
-  stream_.expires_after(limits.write_timeout);
+  lowest.expires_after(limits.write_timeout);
   auto [last_ec, last_bytes] = co_await asio::async_write(stream_, http::make_chunk_last(), tuple_awaitable);
   co_return !last_ec;
 }
+
+template class http_session<beast::tcp_stream>;
+template class http_session<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace fl::api

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -85,23 +86,33 @@ asio::awaitable<void> listener::run() {
       ++evicted_;
       report_pressure();
     }
-    auto session = std::make_shared<http_session>(std::move(socket), shared_);
-    shared_.registry.attach(admitted.conn, [weak = std::weak_ptr<http_session>(session)] {
-      if (auto s = weak.lock()) s->interrupt();
-    });
-    auto executor = session->executor();
-    asio::co_spawn(executor, session->run(admitted.conn),
-                   [this, session, conn = admitted.conn](const std::exception_ptr& failure) {
-                     if (failure) {
-                       try {
-                         std::rethrow_exception(failure);
-                       } catch (const std::exception& e) {
-                         spdlog::error("connection failed: {}", e.what());
-                       }
-                     }
-                     on_session_end_(shared_.registry.release(conn));
-                   });
+    if (shared_.tls) {
+      start(std::make_shared<http_session<beast::ssl_stream<beast::tcp_stream>>>(
+                beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *shared_.tls), shared_),
+            admitted.conn);
+    } else {
+      start(std::make_shared<http_session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared_),
+            admitted.conn);
+    }
   }
+}
+
+template <class Session>
+void listener::start(std::shared_ptr<Session> session, connection_registry::id conn) {
+  shared_.registry.attach(conn, [weak = std::weak_ptr<Session>(session)] {
+    if (auto s = weak.lock()) s->interrupt();
+  });
+  auto executor = session->executor();
+  asio::co_spawn(executor, session->run(conn), [this, session, conn](const std::exception_ptr& failure) {
+    if (failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        spdlog::error("connection failed: {}", e.what());
+      }
+    }
+    on_session_end_(shared_.registry.release(conn));
+  });
 }
 
 void listener::refuse(accepted_socket& socket, connection_registry::admission why) {
@@ -118,9 +129,11 @@ void listener::refuse(accepted_socket& socket, connection_registry::admission wh
   }();
   const std::string& answer = per_address ? over_address_cap : over_global_cap;
   // A fresh socket's send buffer is empty, so the answer goes out whole or not at all; never wait for it.
+  // Over TLS there is no answer, only the close: a 503 would need the handshake the refusal saves, and
+  // the port speaks nothing but TLS.
   beast::error_code ignored;
   socket.non_blocking(true, ignored);
-  socket.write_some(asio::buffer(answer), ignored);
+  if (!shared_.tls) socket.write_some(asio::buffer(answer), ignored);
   socket.shutdown(tcp::socket::shutdown_both, ignored);
   socket.close(ignored);
 

@@ -1,8 +1,9 @@
 #pragma once
 // The listener: accepts connections, asks the connection registry whether each may stay (per client
 // address and in all; at the global cap the longest-idle connection makes room), refuses the ones
-// that may not and starts an HTTP session for the others. A refusal costs one non-blocking write of a
-// 503 and a close, so refused clients hold nothing open.
+// that may not and starts an HTTP session for the others (plain, or TLS when the server has a
+// certificate). A refusal costs one non-blocking write of a 503 (none over TLS) and a close, so
+// refused clients hold nothing open.
 // Lives on the server's control strand.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "api/http/http_session.hpp"
@@ -36,6 +38,9 @@ class listener {
   void close();
 
  private:
+  // Registers `session` with the registry and runs it (plain or TLS).
+  template <class Session>
+  void start(std::shared_ptr<Session> session, connection_registry::id conn);
   void refuse(accepted_socket& socket, connection_registry::admission why);
   void report_pressure();
   void log_pressure(std::chrono::steady_clock::time_point now);

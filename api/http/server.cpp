@@ -40,16 +40,18 @@ struct http_server::impl {
   asio::thread_pool writers;
   asio::thread_pool replays{2};
   std::unique_ptr<broadcaster> sockets;  // null without a feed
+  std::shared_ptr<asio::ssl::context> tls;
   session_shared shared;
   listener incoming;
 
-  impl(const router& r, server_limits l, pipeline::change_feed* feed)
+  impl(const router& r, server_limits l, pipeline::change_feed* feed, std::shared_ptr<asio::ssl::context> t)
       : limits(l),
         ioc(l.threads),
         registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
         sockets(feed ? std::make_unique<broadcaster>(*feed, limits.websocket) : nullptr),
-        shared{r, limits, writers, stopping, registry, sockets.get(), replays},
+        tls(std::move(t)),
+        shared{r, limits, writers, stopping, registry, sockets.get(), replays, tls.get()},
         incoming(ioc, control, shared, [this](std::size_t open) {
           if (open == 0 && stopping) asio::post(control, [this] { finish_drain_if_done(); });
         }) {}
@@ -84,8 +86,9 @@ struct http_server::impl {
   std::function<void()> on_stop;  // runs on `control` when the drain begins
 };
 
-http_server::http_server(const router& routes, server_limits limits, pipeline::change_feed* feed)
-    : impl_(std::make_unique<impl>(routes, limits, feed)) {}
+http_server::http_server(const router& routes, server_limits limits, pipeline::change_feed* feed,
+                         std::shared_ptr<asio::ssl::context> tls)
+    : impl_(std::make_unique<impl>(routes, limits, feed, std::move(tls))) {}
 http_server::~http_server() = default;
 
 void http_server::listen(const std::string& host, std::uint16_t port) {

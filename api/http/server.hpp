@@ -10,6 +10,10 @@
 #include "api/http/socket_upgrade.hpp"
 #include "api/router.hpp"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace fl::pipeline {
 class change_feed;
 }
@@ -47,7 +51,9 @@ struct server_limits {
 class http_server {
  public:
   // `feed`: the changes websockets push (none: websocket routes answer 503).
-  http_server(const router& routes, server_limits limits, pipeline::change_feed* feed = nullptr);
+  // `tls` (api/http/tls.hpp): the port speaks only TLS, HTTPS and WSS; none: plain HTTP.
+  http_server(const router& routes, server_limits limits, pipeline::change_feed* feed = nullptr,
+              std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;

@@ -10,8 +10,13 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <deque>
+#include <type_traits>
+
+#include "api/http/tls.hpp"
 
 namespace fl::api {
 
@@ -24,11 +29,21 @@ namespace {
 
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
-class client final : public websocket_client, public std::enable_shared_from_this<client> {
+constexpr auto tls_handshake_timeout = std::chrono::seconds(30);
+
+// `Next`: beast::tcp_stream for ws://, beast::ssl_stream<beast::tcp_stream> for wss://.
+template <class Next>
+class client final : public websocket_client, public std::enable_shared_from_this<client<Next>> {
+  static constexpr bool secure = !std::is_same_v<Next, beast::tcp_stream>;
+  using std::enable_shared_from_this<client<Next>>::shared_from_this;
+
  public:
-  client(asio::io_context& io, websocket_target target, websocket_handlers handlers, std::chrono::milliseconds ping)
+  // `tls`: the context of a wss:// client (null for ws://).
+  client(asio::io_context& io, websocket_target target, websocket_handlers handlers, std::chrono::milliseconds ping,
+         const std::shared_ptr<asio::ssl::context>& tls)
       : strand_(asio::make_strand(io)),
-        ws_(strand_),
+        tls_(tls),
+        ws_(make_stream(strand_, tls)),
         pinger_(strand_),
         target_(std::move(target)),
         handlers_(std::move(handlers)),
@@ -64,6 +79,13 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     if (resolve_ec) co_return finish(end, "resolve: " + resolve_ec.message());
     auto [connect_ec, ep] = co_await beast::get_lowest_layer(ws_).async_connect(found, tuple_awaitable);
     if (connect_ec) co_return finish(end, "connect: " + connect_ec.message());
+    if constexpr (secure) {
+      if (!expect_host(ws_.next_layer().native_handle(), target_.host))
+        co_return finish(end, "cannot set the TLS host name " + target_.host);
+      beast::get_lowest_layer(ws_).expires_after(tls_handshake_timeout);
+      auto [tls_ec] = co_await ws_.next_layer().async_handshake(asio::ssl::stream_base::client, tuple_awaitable);
+      if (tls_ec) co_return finish(end, "TLS handshake: " + tls_ec.message());
+    }
     beast::get_lowest_layer(ws_).expires_never();
     if (!target_.api_key.empty()) {
       ws_.set_option(websocket::stream_base::decorator(
@@ -90,7 +112,9 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     while (true) {
       auto [ec, n] = co_await ws_.async_read(buffer, tuple_awaitable);
       if (ec) {
-        if (ec == websocket::error::closed) {
+        // A close frame arrived: over TLS the connection may end without the server's close_notify
+        // after it (stream truncated), which loses nothing.
+        if (ec == websocket::error::closed || ws_.reason().code != websocket::close_code::none) {
           end.close_code = ws_.reason().code;
           end.close_reason = std::string(ws_.reason().reason.data(), ws_.reason().reason.size());
           co_return finish(end, {});
@@ -105,7 +129,7 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     }
   }
 
-  asio::awaitable<void> ping_loop([[maybe_unused]] std::shared_ptr<client> self) {
+  asio::awaitable<void> ping_loop([[maybe_unused]] std::shared_ptr<client<Next>> self) {
     while (open_ && !closing_) {
       pinger_.expires_after(ping_every_);
       auto [ec] = co_await pinger_.async_wait(tuple_awaitable);
@@ -132,8 +156,19 @@ class client final : public websocket_client, public std::enable_shared_from_thi
     if (handlers_.on_end) handlers_.on_end(end);
   }
 
-  asio::strand<asio::io_context::executor_type> strand_;
-  websocket::stream<beast::tcp_stream> ws_;
+  using strand_type = asio::strand<asio::io_context::executor_type>;
+  static websocket::stream<Next> make_stream(const strand_type& strand,
+                                             const std::shared_ptr<asio::ssl::context>& tls) {
+    if constexpr (secure) {
+      return websocket::stream<Next>(strand, *tls);
+    } else {
+      return websocket::stream<Next>(strand);
+    }
+  }
+
+  strand_type strand_;
+  std::shared_ptr<asio::ssl::context> tls_;  // outlives the stream that uses it
+  websocket::stream<Next> ws_;
   asio::steady_timer pinger_;
   websocket_target target_;
   websocket_handlers handlers_;
@@ -143,12 +178,34 @@ class client final : public websocket_client, public std::enable_shared_from_thi
   bool closing_ = false;
 };
 
+// A wss:// client whose TLS context could not be made: it has ended before it began.
+class failed_client final : public websocket_client {
+ public:
+  void send_text(std::string) override {}
+  void close() override {}
+};
+
 }  // namespace
 
 std::shared_ptr<websocket_client> websocket_client::start(asio::io_context& io, websocket_target target,
                                                           websocket_handlers handlers,
                                                           std::chrono::milliseconds ping_every) {
-  auto c = std::make_shared<client>(io, std::move(target), std::move(handlers), ping_every);
+  if (!target.tls) {
+    auto c =
+        std::make_shared<client<beast::tcp_stream>>(io, std::move(target), std::move(handlers), ping_every, nullptr);
+    c->begin();
+    return c;
+  }
+  auto tls = client_tls_context(target.ca_file);
+  if (!tls) {
+    // Nothing to connect with: the socket ends at once, as any failure does (on the I/O thread).
+    asio::post(io, [on_end = std::move(handlers.on_end), error = tls.error()] {
+      if (on_end) on_end(websocket_end{.error = error});
+    });
+    return std::make_shared<failed_client>();
+  }
+  auto c = std::make_shared<client<beast::ssl_stream<beast::tcp_stream>>>(io, std::move(target), std::move(handlers),
+                                                                          ping_every, *tls);
   c->begin();
   return c;
 }

@@ -21,6 +21,8 @@ struct websocket_target {
   std::uint16_t port = 0;
   std::string path;     // e.g. /api/v1/devices/<id>/readings/socket?after=...
   std::string api_key;  // sent as x-api-key; empty: none (put ?auth= in the path instead)
+  bool tls = false;     // wss: the certificate is verified (host name included), as api/http/tls.hpp says
+  std::string ca_file;  // with tls: trust only this PEM file's certificates (empty: the system's store)
 };
 
 // How a socket ended.
@@ -41,7 +43,8 @@ struct websocket_handlers {
 class websocket_client {
  public:
   virtual ~websocket_client() = default;
-  // Starts connecting. `ping_every` zero: never pings (to test the server's deadline).
+  // Starts connecting. `ping_every` zero: never pings (to test the server's deadline). An unusable
+  // CA file ends the socket at once (`websocket_end::error`).
   [[nodiscard]] static std::shared_ptr<websocket_client> start(
       boost::asio::io_context& io, websocket_target target, websocket_handlers handlers,
       std::chrono::milliseconds ping_every = std::chrono::seconds(20));

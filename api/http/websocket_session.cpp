@@ -9,7 +9,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/websocket.hpp>
 
 #include "api/http/broadcaster.hpp"
 #include "api/http/websocket_frames.hpp"
@@ -18,7 +17,6 @@ namespace fl::api {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace websocket = beast::websocket;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 
 namespace {
@@ -40,16 +38,17 @@ constexpr auto op = [](ws::opcode o) { return static_cast<std::uint8_t>(o); };
 
 }  // namespace
 
-websocket_session::websocket_session(beast::tcp_stream stream, socket_upgrade upgrade, broadcaster::slot slot,
-                                     const websocket_limits& limits, broadcaster& hub, asio::thread_pool& replay_pool)
+websocket_session::websocket_session(std::unique_ptr<session_stream> stream, socket_upgrade upgrade,
+                                     broadcaster::slot slot, const websocket_limits& limits, broadcaster& hub,
+                                     asio::thread_pool& replay_pool)
     : stream_(std::move(stream)),
       upgrade_(std::move(upgrade)),
       slot_(std::move(slot)),
       limits_(limits),
       hub_(hub),
       replay_pool_(replay_pool),
-      wake_(stream_.get_executor()),
-      watch_(stream_.get_executor()) {}
+      wake_(stream_->executor()),
+      watch_(stream_->executor()) {}
 
 asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::string_body> request,
                                              std::vector<std::pair<std::string, std::string>> headers) {
@@ -58,28 +57,15 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
   // operator revoke its key), and what that changes must reach this socket. Changes offered during
   // the handshake wait in the queue.
   if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
-  {
-    // Beast validates the upgrade request and answers it (or refuses it with 400); the frames
-    // after it are ours (websocket_frames.hpp). No extension is offered, permessage-deflate included.
-    websocket::stream<beast::tcp_stream&> handshake(stream_);
-    handshake.set_option(websocket::stream_base::decorator([&headers](websocket::response_type& res) {
-      res.set(beast::http::field::server, "fieldline");
-      for (const auto& [name, value] : headers) res.set(name, value);
-    }));
-    stream_.expires_after(limits_.write_timeout);
-    auto [accept_ec] = co_await handshake.async_accept(request, tuple_awaitable);
-    if (accept_ec) {
-      hub_.leave(*this);
-      co_return;
-    }
+  // Beast validates the upgrade request and answers it (or refuses it with 400); the frames after it
+  // are ours (websocket_frames.hpp).
+  const auto accept_ec = co_await stream_->accept_websocket(request, headers, limits_.write_timeout);
+  if (accept_ec) {
+    hub_.leave(*this);
+    co_return;
   }
-  stream_.expires_never();  // our own deadlines (watch()) from here
-  // Frames are small and follow each other: without this, Nagle's algorithm holds a frame back until
-  // the previous one is acknowledged, and the client's delayed ACK makes that up to 40 ms.
-  beast::error_code ignored;
-  stream_.socket().set_option(asio::ip::tcp::no_delay(true), ignored);
   last_ping_ = clock::now();
-  const auto executor = stream_.get_executor();
+  const auto executor = stream_->executor();
   // The session's own pointer travels as a coroutine parameter (copied into the frame): GCC 12
   // mishandles lambda temporaries that capture a shared_ptr inside a coroutine (it destroyed such a
   // capture twice in replay(): a use after free an outside probe hit).
@@ -123,13 +109,11 @@ void websocket_session::kick() {
   kicked_ = true;
   // The writer checks the queue on the strand right before it waits, so a cancel that runs before
   // its wait finds the queue non-empty there, and one that runs after ends the wait.
-  asio::post(stream_.get_executor(), [self = shared_from_this()] { self->wake_.cancel(); });
+  asio::post(stream_->executor(), [self = shared_from_this()] { self->wake_.cancel(); });
 }
 
 void websocket_session::cut() {
-  beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  stream_->cut();
 }
 
 asio::awaitable<void> websocket_session::write_loop() {
@@ -242,7 +226,7 @@ asio::awaitable<bool> websocket_session::send(const std::vector<control>& contro
   for (const auto& c : controls) add(static_cast<ws::opcode>(c.op), c.payload);
   for (const auto* f : frames) add(ws::opcode::text, *f);
   writing_since_ = clock::now();
-  auto [ec, n] = co_await asio::async_write(stream_.socket(), buffers, tuple_awaitable);
+  auto [ec, n] = co_await stream_->write(buffers);
   writing_since_.reset();
   co_return !ec;
 }
@@ -263,7 +247,7 @@ asio::awaitable<void> websocket_session::read_loop([[maybe_unused]] std::shared_
         break;
       continue;
     }
-    auto [ec, n] = co_await stream_.socket().async_read_some(asio::buffer(chunk), tuple_awaitable);
+    auto [ec, n] = co_await stream_->read_some(asio::buffer(chunk));
     if (ec) break;  // closed, reset, or cut by the writer
     pending.append(chunk.data(), n);
   }

@@ -15,7 +15,6 @@
 //   connection whose write is stuck (a reader that stopped reading) is cut after the write timeout.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "api/http/broadcaster.hpp"
+#include "api/http/session_stream.hpp"
 #include "api/http/socket_upgrade.hpp"
 
 namespace boost::asio {
@@ -41,7 +41,8 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
  public:
   // `replay_pool` runs the replay's storage reads off the I/O threads.
   // `slot`: its place in the websocket budget, released when the session is gone.
-  websocket_session(boost::beast::tcp_stream stream, socket_upgrade upgrade, broadcaster::slot slot,
+  // `stream`: the connection, plain or TLS (session_stream.hpp).
+  websocket_session(std::unique_ptr<session_stream> stream, socket_upgrade upgrade, broadcaster::slot slot,
                     const websocket_limits& limits, broadcaster& hub, boost::asio::thread_pool& replay_pool);
 
   // Accepts the handshake (its 101 carries `headers`: the caller's rate limits) and serves until the
@@ -85,7 +86,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   [[nodiscard]] bool seen_in_replay(const uuid& item);
   void cut();  // closes the TCP connection at once
 
-  boost::beast::tcp_stream stream_;
+  std::unique_ptr<session_stream> stream_;
   socket_upgrade upgrade_;
   broadcaster::slot slot_;
   const websocket_limits& limits_;

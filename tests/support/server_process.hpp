@@ -9,6 +9,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -33,8 +34,11 @@ struct server_process {
   }
 };
 
+// `extra`: more arguments for `serve` (e.g. --tls-cert, --tls-key); the port is read from the line it
+// announces, http:// or https://.
 inline std::unique_ptr<server_process> start_server(const std::filesystem::path& data,
-                                                    const std::filesystem::path& config = {}) {
+                                                    const std::filesystem::path& config = {},
+                                                    const std::vector<std::string>& extra = {}) {
   int out[2];
   EXPECT_EQ(::pipe(out), 0);
   const pid_t pid = ::fork();
@@ -42,25 +46,25 @@ inline std::unique_ptr<server_process> start_server(const std::filesystem::path&
     ::dup2(out[1], STDOUT_FILENO);
     ::close(out[0]);
     ::close(out[1]);
-    if (config.empty()) {
-      ::execl(FIELDLINE_BINARY, FIELDLINE_BINARY, "serve", "--data", data.c_str(), "--listen", "127.0.0.1:0",
-              static_cast<char*>(nullptr));
-    } else {
-      ::execl(FIELDLINE_BINARY, FIELDLINE_BINARY, "serve", "--data", data.c_str(), "--listen", "127.0.0.1:0",
-              "--config", config.c_str(), static_cast<char*>(nullptr));
-    }
+    std::vector<std::string> args{FIELDLINE_BINARY, "serve", "--data", data.string(), "--listen", "127.0.0.1:0"};
+    if (!config.empty()) args.insert(args.end(), {"--config", config.string()});
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(FIELDLINE_BINARY, argv.data());
     ::_exit(127);
   }
   ::close(out[1]);
-  // stdout carries one line naming the port: "fieldline listening on http://127.0.0.1:PORT ..."
+  // stdout carries one line naming the port: "fieldline listening on http[s]://127.0.0.1:PORT ..."
   std::string line;
   char c;
   while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
   ::close(out[0]);
   auto p = std::make_unique<server_process>(pid, 0);
-  const auto at = line.find("listening on http://127.0.0.1:");
-  EXPECT_NE(at, std::string::npos) << line;
-  if (at != std::string::npos) p->port = static_cast<std::uint16_t>(std::stoi(line.substr(at + 30)));
+  const auto at = line.find("://127.0.0.1:");
+  EXPECT_NE(line.find("listening on http"), std::string::npos) << line;
+  if (at != std::string::npos) p->port = static_cast<std::uint16_t>(std::stoi(line.substr(at + 13)));
   return p;
 }
 

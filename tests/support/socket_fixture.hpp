@@ -24,10 +24,10 @@ class socket_fixture : public api_fixture {
     return l;
   }
   void start(const api::server_limits& l) {
-    server_ = std::make_unique<api::http_server>(*router_, l, app_->feed.get());
+    server_ = std::make_unique<api::http_server>(*router_, l, app_->feed.get(), tls_);
     server_->listen("127.0.0.1", 0);
     thread_ = std::thread([this] { server_->run(false); });
-    probe_ = std::make_unique<socket_probe>(server_->port());
+    probe_ = std::make_unique<socket_probe>(server_->port(), probe_tls_);
   }
   void stop() {
     if (!server_) return;
@@ -61,6 +61,9 @@ class socket_fixture : public api_fixture {
     return r.id();
   }
 
+  // Set before SetUp() starts the server: it then speaks only TLS, and the probe's sockets are wss.
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  api::client_tls probe_tls_;
   std::unique_ptr<api::http_server> server_;
   std::thread thread_;
   std::unique_ptr<socket_probe> probe_;

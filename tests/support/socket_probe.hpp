@@ -13,13 +13,16 @@
 #include <thread>
 #include <vector>
 
+#include "api/http/client.hpp"
 #include "api/http/websocket_client.hpp"
 
 namespace fl::testing {
 
 class socket_probe {
  public:
-  explicit socket_probe(std::uint16_t port) : port_(port), work_(io_.get_executor()) {
+  // `tls`: wss:// sockets trusting `tls.ca_file`.
+  explicit socket_probe(std::uint16_t port, api::client_tls tls = {})
+      : port_(port), tls_(std::move(tls)), work_(io_.get_executor()) {
     thread_ = std::thread([this] { io_.run(); });
   }
   ~socket_probe() {
@@ -48,8 +51,9 @@ class socket_probe {
     handlers.on_open = [this, i] { update([&] { sockets_[i].open = true; }); };
     handlers.on_frame = [this, i](std::string_view frame) { update([&] { sockets_[i].frames.emplace_back(frame); }); };
     handlers.on_end = [this, i](const api::websocket_end& end) { update([&] { sockets_[i].end = end; }); };
-    auto client = api::websocket_client::start(io_, {.port = port_, .path = path, .api_key = key}, std::move(handlers),
-                                               ping_every);
+    auto client = api::websocket_client::start(
+        io_, {.port = port_, .path = path, .api_key = key, .tls = tls_.enabled, .ca_file = tls_.ca_file},
+        std::move(handlers), ping_every);
     std::lock_guard lock(mutex_);
     sockets_[i].client = std::move(client);
     return i;
@@ -112,6 +116,7 @@ class socket_probe {
   }
 
   std::uint16_t port_;
+  api::client_tls tls_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::mutex mutex_;
