@@ -16,6 +16,12 @@ namespace {
 constexpr std::array<std::string_view, 6> type_names = {"device", "tag", "parser", "driver", "user", "apikey"};
 constexpr std::array<std::string_view, 4> operation_names = {"create", "read", "update", "delete"};
 constexpr std::int64_t max_program_memory = 1 << 20;  // RE2's own bound on a compiled pattern
+// Matching is linear in the text but also grows with the pattern's program (RE2 falls back from its
+// DFA to the slower NFA on big programs), and a list matches every rule against every resource: so
+// programs are kept small (rules people write, `^basement-|^cellar-`, are a few dozen) and a key's
+// rules are bounded in number.
+constexpr int max_program_size = 300;
+constexpr std::size_t max_rules_per_key = 200;
 
 std::uint8_t bit(operation op) {
   return static_cast<std::uint8_t>(1u << static_cast<unsigned>(op));
@@ -97,6 +103,11 @@ std::optional<json::array> check_rules(const json::value& rules, std::string& pr
       problem = at + ".regex: " + compiled->error();
       return std::nullopt;
     }
+    if (compiled->ProgramSize() > max_program_size) {
+      problem = at + ".regex: too complex (" + std::to_string(compiled->ProgramSize()) + " steps compiled; at most " +
+                std::to_string(max_program_size) + ")";
+      return std::nullopt;
+    }
     json::object rule{{"id", uuid::random().str()}, {"type", type->get_string()}, {"regex", regex->get_string()}};
     if (const auto* id = in.if_contains("id"); id && !id->is_null()) {
       if (!id->is_string() || !uuid::parse(id->get_string())) {
@@ -139,9 +150,13 @@ std::shared_ptr<const access_rules> access_rules::compile(const std::vector<json
         if (flag && flag->is_bool() && flag->get_bool()) operations |= bit(static_cast<operation>(i));
       }
       if (operations == 0) continue;
+      if (out->rules_.size() >= max_rules_per_key) {
+        spdlog::warn("a key's groups hold more than {} rules; the rest grant nothing", max_rules_per_key);
+        return out;
+      }
       auto regex = compile_regex(regex_text->get_string());
-      if (!regex->ok()) {
-        spdlog::warn("group {}: a stored rule's regex does not compile ({}); it grants nothing",
+      if (!regex->ok() || regex->ProgramSize() > max_program_size) {
+        spdlog::warn("group {}: a stored rule's regex does not compile or is too complex ({}); it grants nothing",
                      group.contains("id") ? std::string(group.at("id").as_string()) : "?", regex->error());
         continue;
       }

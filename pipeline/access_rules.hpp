@@ -5,7 +5,8 @@
 //   device, tag: id, name, slug     user: id, name, email     parser, driver, apikey: id, name
 // Rules only grant: a key may do what any rule of any of its groups grants, and nothing else (no
 // rule denies; no rule, no access). RE2 runs in time linear in the input, so no pattern can hang
-// the server; patterns are bounded in length and compiled memory.
+// the server; patterns are bounded in length and compiled size (300 steps), and a key compiles at
+// most 200 rules (a group named twice counts once).
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <initializer_list>

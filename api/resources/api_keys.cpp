@@ -2,6 +2,8 @@
 
 #include <boost/json/string.hpp>
 
+#include <algorithm>
+
 #include "api/http/input.hpp"
 #include "api/http/pagination.hpp"
 #include "api/resources/mandates.hpp"
@@ -61,9 +63,11 @@ api_result<principal> principal_of(storage::records& records, const uuid& key_id
     // Compiled here, once per key and cache fill (api/principal_cache): never per request.
     std::vector<json::object> groups;
     if (const auto* ids = doc.if_contains("groups"); ids && ids->is_array() && p.mandate) {
+      std::vector<uuid> seen;
       for (const auto& g : ids->get_array()) {
         auto id = g.is_string() ? uuid::parse(g.get_string()) : std::nullopt;
-        if (!id) continue;
+        if (!id || std::find(seen.begin(), seen.end(), *id) != seen.end()) continue;  // a group counts once
+        seen.push_back(*id);
         auto group = checked(records.get({record_kind::group, *p.mandate, *id}));
         if (!group) return group.error();
         if (*group) groups.push_back(std::move(**group));  // a deleted group grants nothing
@@ -192,6 +196,9 @@ std::optional<api_error> check_groups(request_context& ctx, const std::optional<
   if (!owner) return invalid("groups", "keys for all mandates belong to no group");
   if (spec.groups.size() > max_groups_per_key)
     return invalid("groups", "at most " + std::to_string(max_groups_per_key) + " groups per key");
+  for (std::size_t i = 0; i < spec.groups.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.groups[i] == spec.groups[j]) return invalid("groups", "names a group twice");
   for (const auto& g : spec.groups) {
     auto found = checked(ctx.records().get({record_kind::group, *owner, *uuid::parse(g.as_string())}));
     if (!found) return found.error();

@@ -262,13 +262,34 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
       const bool created = std::find(existing.begin(), existing.end(), folder) == existing.end();
       for (auto op : {pipeline::operation::read, pipeline::operation::create}) {
         if (op == pipeline::operation::create && !created) continue;
-        if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, *tree->find(folder)))
+        if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, folder_match(*tree, folder)))
           return error_response(*refused);
       }
     }
+    // ... and take it out only of folders it may read.
+    if (before)
+      if (const auto* old_tags = before->if_contains("tag_ids"); old_tags && old_tags->is_array())
+        for (const auto& t : old_tags->get_array()) {
+          const auto folder = t.is_string() ? uuid::parse(t.get_string()) : std::nullopt;
+          if (!folder || !tree->find(*folder) || std::find(tags->begin(), tags->end(), t) != tags->end()) continue;
+          if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::read,
+                                               folder_match(*tree, *folder)))
+            return error_response(*refused);
+        }
     doc["tag_ids"] = std::move(*tags);
   }
   if (auto parser = check_parser(ctx, doc); !parser) return error_response(parser.error());
+  // A member may give a device only a parser it may read (the readings would show its output).
+  if (const auto* parser_id = doc.if_contains("parser_id");
+      parser_id && parser_id->is_string() &&
+      (!before || before->if_contains("parser_id") == nullptr || before->at("parser_id") != *parser_id)) {
+    auto parser =
+        checked(ctx.records().get({record_kind::parser, ctx.mandate(), *uuid::parse(parser_id->get_string())}));
+    if (!parser) return error_response(parser.error());
+    if (*parser)
+      if (auto refused = ctx.refuse_unless(pipeline::resource_type::parser, pipeline::operation::read, **parser))
+        return error_response(*refused);
+  }
   if (body.contains("fields")) {
     if (auto refused = write_profile_values(ctx.records(), ctx.mandate(), body.at("fields"),
                                             pipeline::profile_target::device, doc))
@@ -479,6 +500,9 @@ api_result<void> check_driver_instance(request_context& ctx, const json::object&
   auto found = checked(ctx.records().get({record_kind::driver_instance, ctx.mandate(), *id}));
   if (!found) return found.error();
   if (!*found) return invalid("driver_instance_id", "names no driver instance of this mandate");
+  // A member connects devices only to instances its rules let it read.
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::driver, pipeline::operation::read, **found))
+    return *refused;
   // The instance's driver checks the interface's opts.
   const auto* driver = ctx.app.driver_types.find((*found)->at("driver").as_string());
   if (!driver) return {};

@@ -134,11 +134,16 @@ api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storag
   return id;
 }
 
+json::object folder_match(const folder_tree& tree, const uuid& id) {
+  const auto* doc = tree.find(id);
+  return {{"id", id.str()}, {"name", tree.full_name(id)}, {"slug", doc ? doc->at("slug") : json::value(nullptr)}};
+}
+
 api_result<uuid> permitted_folder(const request_context& ctx, const folder_tree& tree, std::string_view id_or_slug,
                                   pipeline::operation op) {
   auto id = tree.resolve(id_or_slug);
   if (!id) return id;
-  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, *tree.find(*id))) return *refused;
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, folder_match(tree, *id))) return *refused;
   return id;
 }
 
@@ -160,7 +165,7 @@ http_response list_folders(request_context& ctx) {
     });
   }
   std::erase_if(ids, [&](const uuid& id) {
-    return !ctx.may(pipeline::resource_type::tag, pipeline::operation::read, *tree->find(id));
+    return !ctx.may(pipeline::resource_type::tag, pipeline::operation::read, folder_match(*tree, id));
   });
   return folder_list_response(*tree, std::move(ids), ctx.query);
 }
@@ -185,7 +190,8 @@ http_response create_folder(request_context& ctx) {
   auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), *body);
   if (!id) return error_response(id.error());
   // Checked on the folder as it would be stored (its name and slug are settled by add_folder).
-  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, *tree->find(*id)))
+  if (auto refused =
+          ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, folder_match(*tree, *id)))
     return error_response(*refused);
   if (body->contains("fields")) {
     json::object doc = *tree->find(*id);
@@ -283,8 +289,11 @@ http_response edit_folder(request_context& ctx) {
   } else if (renamed) {
     doc["slug"] = free_slug(*tree, slugify(tree->full_name(*id)), *id);
   }
-  // A member may not rename a folder out of what its rules let it change.
-  if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, doc))
+  // A member may not rename or move a folder out of what its rules let it change (checked on the
+  // full name it would have: moving under a folder it may not see changes that name).
+  tree->upsert(*id, doc);
+  if (auto refused =
+          ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, folder_match(*tree, *id)))
     return error_response(*refused);
   if (body->contains("fields")) {
     if (auto refused =

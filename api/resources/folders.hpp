@@ -12,6 +12,10 @@ namespace fl::api {
 [[nodiscard]] api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
                                           const uuid& mandate, const boost::json::object& body);
 
+// What group rules match a folder against: its id, its slug and its full name as the API shows it
+// (`A / B`), so a rule on a parent's name covers the folders under it.
+[[nodiscard]] boost::json::object folder_match(const folder_tree& tree, const uuid& id);
+
 // The folder `id_or_slug` names (404 unless it is one) when the caller may do `op` on it (else 403).
 [[nodiscard]] api_result<uuid> permitted_folder(const request_context& ctx, const folder_tree& tree,
                                                 std::string_view id_or_slug, pipeline::operation op);

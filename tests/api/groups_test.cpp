@@ -213,6 +213,91 @@ TEST_F(groups, create_and_delete_rights_work_on_matching_names) {
   EXPECT_EQ(call("DELETE", "/api/v1/devices/" + open_device_, maker).status, 403);
 }
 
+// ---- found by an outside probe, each its own case ----
+
+TEST_F(groups, a_folder_rule_matches_the_full_name_the_api_shows) {
+  auto child = call("POST", "/api/v1/tags", admin_,
+                    json::object{{"tag", json::object{{"name", "open-plans"}, {"parent_id", secret_folder_}}}});
+  ASSERT_EQ(child.status, 201) << child.text;
+  EXPECT_EQ(child.data().at("name"), "secret / open-plans");
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + child.id(), member_).status, 403) << "^open must not match the last segment";
+  const auto by_path = member_key({make_group({rule("tag", "^secret / open-plans$", true)})});
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + child.id(), by_path).status, 200);
+}
+
+TEST_F(groups, a_member_cannot_create_a_folder_under_one_it_cannot_see) {
+  const auto maker = member_key({make_group({rule("tag", "^open", true, true, true)})});
+  EXPECT_EQ(call("POST", "/api/v1/tags", maker,
+                 json::object{{"tag", json::object{{"name", "open-child"}, {"parent_id", secret_folder_}}}})
+                .status,
+            403);
+  EXPECT_EQ(
+      call("POST", "/api/v1/tags", maker, json::object{{"tag", json::object{{"name", "secret / open-c2"}}}}).status,
+      403);
+  EXPECT_EQ(call("POST", "/api/v1/tags", maker, json::object{{"tag", json::object{{"name", "open-top"}}}}).status, 201);
+}
+
+TEST_F(groups, a_member_cannot_move_a_folder_under_one_it_cannot_see) {
+  const auto mover = member_key({make_group({rule("tag", "^open", true, true)})});
+  EXPECT_EQ(call("PATCH", "/api/v1/tags/" + open_folder_, mover,
+                 json::object{{"tag", json::object{{"parent_id", secret_folder_}}}})
+                .status,
+            403);
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + open_folder_, admin_).data().at("name"), "open");
+}
+
+TEST_F(groups, a_member_cannot_take_a_device_out_of_a_folder_it_cannot_read) {
+  // open-1 is in both folders; the member may read only "open".
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, admin_,
+                 json::object{{"device", json::object{{"tags", json::array{json::object{{"id", open_folder_}},
+                                                                           json::object{{"id", secret_folder_}}}}}}})
+                .status,
+            200);
+  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, member_,
+                 json::object{{"device", json::object{{"tags", json::array{json::object{{"id", open_folder_}}}}}}})
+                .status,
+            403);
+}
+
+TEST_F(groups, a_member_cannot_give_a_device_a_parser_it_may_not_read) {
+  auto parser =
+      call("POST", "/admin/v1/mandates/" + mandate_ + "/parsers", superadmin_,
+           json::object{
+               {"parser", json::object{{"name", "hidden"},
+                                       {"code",
+                                        "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: "
+                                        "[]\nend\n"}}}});
+  ASSERT_EQ(parser.status, 201) << parser.text;
+  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, member_,
+                 json::object{{"device", json::object{{"parser_id", parser.id()}}}})
+                .status,
+            403);
+  const auto allowed =
+      member_key({make_group({rule("device", "^open", true, true), rule("parser", "^hidden$", true)})});
+  EXPECT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, allowed,
+                 json::object{{"device", json::object{{"parser_id", parser.id()}}}})
+                .status,
+            200);
+}
+
+TEST_F(groups, a_member_cannot_connect_a_device_to_an_instance_it_may_not_read) {
+  const auto instance = make_driver_instance(mandate_);
+  EXPECT_EQ(call("POST", "/api/v1/devices/" + open_device_ + "/interfaces", member_,
+                 json::object{{"interface", json::object{{"driver_instance_id", instance}, {"opts", json::object{}}}}})
+                .status,
+            403);
+}
+
+TEST_F(groups, a_group_named_twice_is_refused_on_the_key) {
+  auto r =
+      call("POST", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_,
+           json::object{{"api_key", json::object{{"name", "m"},
+                                                 {"role", "member"},
+                                                 {"groups", json::array{json::value(group_), json::value(group_)}}}}});
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.text.find("twice"), std::string::npos);
+}
+
 // ---- writes take effect at once (the principal cache) ----
 
 TEST_F(groups, a_changed_rule_applies_to_the_next_request) {

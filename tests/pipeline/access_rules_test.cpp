@@ -132,6 +132,29 @@ TEST(access_rules, check_rules_refuses_a_pattern_too_big_to_compile) {
             std::string::npos);
 }
 
+TEST(access_rules, check_rules_refuses_a_short_pattern_with_a_big_program) {
+  // 17 characters that compile to thousands of steps: matched against every device of a list, it
+  // held both I/O threads for minutes (outside probe).
+  EXPECT_NE(problem_of(json::array{json::object{{"type", "device"}, {"regex", "(.{0,30}b){30}x"}}}).find("too complex"),
+            std::string::npos);
+}
+
+TEST(access_rules, a_stored_pattern_with_a_big_program_grants_nothing) {
+  auto r = compiled({rule("device", "(.{0,30}b){30}x", true)});
+  EXPECT_FALSE(r->grants_any(resource_type::device, operation::read));
+}
+
+TEST(access_rules, a_key_compiles_at_most_200_rules) {
+  json::array many;
+  for (int i = 0; i < 100; ++i) many.push_back(rule("device", "^x" + std::to_string(i) + "$", true));
+  std::vector<json::object> groups;
+  for (int g = 0; g < 3; ++g) groups.push_back(json::object{{"id", std::to_string(g)}, {"rules", many}});
+  groups[2]["rules"] = json::array{rule("device", "^last$", true)};
+  auto r = access_rules::compile(groups);
+  EXPECT_TRUE(r->allows(resource_type::device, operation::read, device("x5")));
+  EXPECT_FALSE(r->allows(resource_type::device, operation::read, device("last")));
+}
+
 TEST(access_rules, check_rules_refuses_unknown_fields_and_non_boolean_flags) {
   EXPECT_NE(problem_of(json::array{json::object{{"type", "device"}, {"regex", "x"}, {"admin", true}}}).find("admin"),
             std::string::npos);
