@@ -30,8 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       {"PATCH", admin_mandate + "/driver_instances/" + w.instance, &w.superadmin_key},
   };
   const auto& t = targets[data[0] % (sizeof targets / sizeof targets[0])];
-  fl::api::http_request req{t.method, t.path, "", std::string(reinterpret_cast<const char*>(data + 1), size - 1),
-                            *t.key};
+  fl::api::http_request req{.method = t.method,
+                            .path = t.path,
+                            .body = std::string(reinterpret_cast<const char*>(data + 1), size - 1),
+                            .api_key_header = *t.key};
   fl::fuzz::check_answer(fl::fuzz::handle(req));
   return 0;
 }

@@ -22,8 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)fl::query_params::parse(input);
 
   const auto q = input.find('?');
-  fl::api::http_request req{"GET", input.substr(0, q), q == std::string::npos ? "" : input.substr(q + 1), "",
-                            w.admin_key};
+  fl::api::http_request req{.method = "GET",
+                            .path = input.substr(0, q),
+                            .query = q == std::string::npos ? "" : input.substr(q + 1),
+                            .api_key_header = w.admin_key};
   fl::fuzz::check_answer(fl::fuzz::handle(req));
   // The same query on known list routes, where every parameter is interpreted.
   for (const char* path : {"/api/v1/tags", "/api/v1/devices", "/api/v1/mandates"}) {

@@ -26,7 +26,8 @@ struct state {
 
 std::string call_for_id(state& s, const std::string& method, const std::string& path, const std::string& key,
                         const std::string& body, const char* field = "id") {
-  api::http_request req{method, path, "", body, key};
+  // Designated: a field added to http_request must not shift the key into another one.
+  api::http_request req{.method = method, .path = path, .body = body, .api_key_header = key};
   auto res = s.router->handle(req);
   auto parsed = boost::json::parse(res.body);
   return std::string(parsed.at("body").at(field).as_string());
