@@ -1,5 +1,7 @@
 #include "api/resources/groups.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "api/http/input.hpp"
@@ -75,7 +77,13 @@ http_response group_list(request_context& ctx, const uuid& mandate, bool only_ow
 void rules_changed(request_context& ctx, const uuid& mandate, std::string_view group) {
   ctx.app.principals.invalidate();
   auto keys = ctx.records().list(record_kind::api_key, mandate);
-  if (!keys) return;  // logged by the store; the sockets stay until the key itself changes
+  if (!keys) {
+    // The rules are stored and the cache is empty, so requests see them; only open sockets of the
+    // group's keys stay until the key itself changes.
+    spdlog::error("group rules changed, but the mandate's keys could not be read to close their websockets: {}",
+                  keys.error().message);
+    return;
+  }
   for (const auto& k : *keys) {
     const auto* groups = k.if_contains("groups");
     if (!groups || !groups->is_array()) continue;
