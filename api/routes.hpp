@@ -8,12 +8,10 @@
 namespace fl::api {
 
 enum class access {
-  any_key,        // any valid key; the handler applies visibility rules (mandate listing)
-  mandate_read,   // a key bound to one mandate with read permission (member keys: refused)
-  mandate_write,  // a key bound to one mandate with write permission (member keys: refused)
-  // The same for admin and read-only keys; member keys pass and the handler checks every resource
-  // it touches against their groups' rules (request_context::may), leaving out of lists what they
-  // may not read.
+  any_key,  // any valid key; the handler applies visibility rules (mandate listing)
+  // A key bound to one mandate: admin keys pass, read-only keys pass only resource_read, member
+  // keys pass and the handler checks every resource it touches against their groups' rules
+  // (request_context::may), leaving out of lists what they may not read.
   resource_read,
   resource_write,
   superadmin,  // /admin/v1

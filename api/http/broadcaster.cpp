@@ -102,9 +102,11 @@ void broadcaster::deliver(const change& c) {
       const auto stream = c.kind == change_kind::packet_added ? socket_stream::packets : socket_stream::readings;
       auto frame = std::make_shared<const std::string>(socket_frame(change_kind_name(c.kind), c.body));
       std::lock_guard lock(mutex_);
-      offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c.item);
-      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c.item, &c);
-      offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c.item);
+      // Every scope checks a member's rules on the device as it is now: a device renamed out of a
+      // member's reach stops reaching its device socket too.
+      offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c);
+      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c);
+      offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c);
       return;
     }
     case change_kind::device_deleted:
@@ -133,17 +135,15 @@ void broadcaster::deliver(const change& c) {
 }
 
 // Under mutex_.
-void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item,
-                        const change* of_device) {
+void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& frame, const change& of_device) {
   auto it = sessions_.find(k);
   if (it == sessions_.end()) return;
   for (const auto& s : it->second) {
     const auto& rules = s->filter().rules;
-    if (rules && of_device &&
-        !rules->allows_values(pipeline::resource_type::device, pipeline::operation::read,
-                              {of_device->device->str(), of_device->device_name, of_device->device_slug}))
-      continue;  // a member's folder socket: a device its groups may not read
-    s->offer(frame, item);
+    if (rules && !rules->allows_values(pipeline::resource_type::device, pipeline::operation::read,
+                                       {of_device.device->str(), of_device.device_name, of_device.device_slug}))
+      continue;  // a member's socket: a device its groups may not read
+    s->offer(frame, of_device.item);
   }
 }
 

@@ -64,9 +64,9 @@ class broadcaster {
   using key = std::tuple<uuid, socket_scope, uuid, socket_stream>;  // mandate, scope, target, stream
   void run();
   void deliver(const pipeline::change& c);
-  // `of_device`: the change, when sessions with group rules must be asked whether they may read its device.
-  void offer(const key& k, const std::shared_ptr<const std::string>& frame, const uuid& item,
-             const pipeline::change* of_device = nullptr);
+  // Offers `frame` (of the change `of_device`) to the sessions under `k`; sessions opened with a
+  // member key's rules get it only when the rules let them read the device.
+  void offer(const key& k, const std::shared_ptr<const std::string>& frame, const pipeline::change& of_device);
   void close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only, std::uint16_t code,
                       const std::string& reason);
 

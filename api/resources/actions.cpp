@@ -196,6 +196,9 @@ http_response list_actions(request_context& ctx) {
     if (!scope->device.is_nil()) devices.push_back(scope->device);
     interface_id = scope->interface_id;
   }
+  // The mandate-wide list leaves out the actions of devices a member key may not read.
+  auto readable = readable_devices::load(ctx);
+  if (!readable) return error_response(readable.error());
   std::optional<std::string> state, type;
   if (const std::string* v = ctx.query.find("state")) state = *v;
   if (const std::string* v = ctx.query.find("type")) type = *v;
@@ -210,6 +213,7 @@ http_response list_actions(request_context& ctx) {
     if (!devices.empty() && std::find(devices.begin(), devices.end(), id_field(a, "device_id")) == devices.end())
       return false;
     if (!interface_id.is_nil() && id_field(a, "interface_id") != interface_id) return false;
+    if (!readable->contains(id_field(a, "device_id"))) return false;
     if (!text_is(a, "state", state) || !text_is(a, "type", type)) return false;
     if (before || after) {
       const auto* at = a.if_contains("inserted_at");
@@ -254,6 +258,10 @@ http_response show_action(request_context& ctx) {
   if (!id) return error_response(not_found("action"));
   auto doc = ctx.app.actions.find(ctx.mandate(), *id, scope->device, scope->interface_id);
   if (!doc) return error_response(action_failure(doc.error()));
+  if (scope->device.is_nil()) {  // /actions/:action: the path named no device, so check the action's
+    if (auto refused = refuse_unless_device(ctx, id_field(*doc, "device_id"), pipeline::operation::read))
+      return error_response(*refused);
+  }
   auto shown = with_device_and_interface(ctx, {std::move(*doc)});
   if (!shown) return error_response(shown.error());
   return single_response(shown->front());
@@ -312,6 +320,12 @@ http_response cancel_action(request_context& ctx) {
   if (!scope) return error_response(scope.error());
   auto id = uuid::parse(ctx.param("action"));
   if (!id) return error_response(not_found("action"));
+  if (scope->device.is_nil() && ctx.caller.access == role::member) {  // /actions/:action/cancel
+    auto known = ctx.app.actions.find(ctx.mandate(), *id, uuid::nil(), uuid::nil());
+    if (!known) return error_response(action_failure(known.error()));
+    if (auto refused = refuse_unless_device(ctx, id_field(*known, "device_id"), pipeline::operation::update))
+      return error_response(*refused);
+  }
   auto doc = ctx.app.actions.cancel(ctx.mandate(), *id, scope->device, scope->interface_id,
                                     {"cancelled_by_user", "cancelled", "cancelled through the API",
                                      json::object{{"user_id", ctx.caller.key_id.str()}}});

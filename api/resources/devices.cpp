@@ -50,13 +50,14 @@ using pipeline::interface_view;
 struct device_renderer {
   folder_tree tree;
   std::map<std::string, std::vector<json::object>> interfaces;  // device id -> interface views
+  const request_context* caller;  // never null: a member key sees only the folders its rules let it read
 
-  static api_result<device_renderer> load(storage::records& records, const uuid& mandate) {
-    auto tree = folder_tree::load(records, mandate);
+  static api_result<device_renderer> load(const request_context& ctx) {
+    auto tree = folder_tree::load(ctx.records(), ctx.mandate());
     if (!tree) return tree.error();
-    auto ifaces = checked(records.list(record_kind::interface, mandate));
+    auto ifaces = checked(ctx.records().list(record_kind::interface, ctx.mandate()));
     if (!ifaces) return ifaces.error();
-    device_renderer r{std::move(*tree), {}};
+    device_renderer r{std::move(*tree), {}, &ctx};
     for (auto& i : *ifaces)
       r.interfaces[std::string(i.at("device_id").as_string())].push_back(interface_view(std::move(i)));
     return r;
@@ -65,7 +66,10 @@ struct device_renderer {
   json::object view(json::object doc, bool with_profile = false) const {
     json::array tags;
     for (const auto& t : doc.at("tag_ids").as_array()) {
-      if (auto id = uuid::parse(t.as_string()); id && tree.find(*id)) tags.emplace_back(tree.view(*id));
+      auto id = uuid::parse(t.as_string());
+      if (!id || !tree.find(*id)) continue;
+      if (!caller->may(pipeline::resource_type::tag, pipeline::operation::read, folder_match(tree, *id))) continue;
+      tags.emplace_back(tree.view(*id));
     }
     doc.erase("tag_ids");
     doc["tags"] = std::move(tags);
@@ -316,7 +320,7 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
     return error_response(*refused);
   if (auto done = checked(ctx.app.device_writes.save(std::move(batch), {ctx.mandate(), doc, std::move(before)})); !done)
     return error_response(done.error());
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return error_response(renderer.error());
   return single_response(renderer->view(std::move(doc)), creating ? 201 : 200);
 }
@@ -357,15 +361,38 @@ api_result<json::object> find_device_record(request_context& ctx, std::string_vi
 }
 
 api_result<std::vector<json::object>> render_devices(request_context& ctx, std::vector<json::object> docs) {
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return renderer.error();
   for (auto& d : docs) d = renderer->view(std::move(d));
   return docs;
 }
 
+api_result<readable_devices> readable_devices::load(request_context& ctx) {
+  readable_devices out;
+  if (ctx.caller.access != role::member) return out;
+  auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+  if (!docs) return docs.error();
+  out.sorted_.emplace();
+  for (const auto& d : *docs)
+    if (ctx.may(pipeline::resource_type::device, pipeline::operation::read, d)) out.sorted_->push_back(id_of(d));
+  std::sort(out.sorted_->begin(), out.sorted_->end());
+  return out;
+}
+
+bool readable_devices::contains(const uuid& device) const {
+  return !sorted_ || std::binary_search(sorted_->begin(), sorted_->end(), device);
+}
+
+std::optional<api_error> refuse_unless_device(request_context& ctx, const uuid& device, pipeline::operation op) {
+  if (ctx.caller.access != role::member) return std::nullopt;
+  auto found = find_device(ctx, device.str(), op);
+  if (!found) return found.error();
+  return std::nullopt;
+}
+
 api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
                                              const std::string& identifier) {
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return renderer.error();
   auto match = device_selector(*renderer, type, identifier);
   if (!match) return match.error();
@@ -391,7 +418,7 @@ api_result<std::vector<uuid>> folder_devices(request_context& ctx, std::string_v
 }
 
 http_response list_devices(request_context& ctx) {
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return error_response(renderer.error());
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return error_response(docs.error());
@@ -406,7 +433,7 @@ http_response list_devices(request_context& ctx) {
 }
 
 http_response list_folder_devices(request_context& ctx) {
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return error_response(renderer.error());
   auto folder = permitted_folder(ctx, renderer->tree, ctx.param("tag"), pipeline::operation::read);
   if (!folder) return error_response(folder.error());
@@ -421,7 +448,7 @@ http_response show_device(request_context& ctx) {
   if (!with_profile) return error_response(with_profile.error());
   auto doc = find_device(ctx, ctx.param("device"));
   if (!doc) return error_response(doc.error());
-  auto renderer = device_renderer::load(ctx.records(), ctx.mandate());
+  auto renderer = device_renderer::load(ctx);
   if (!renderer) return error_response(renderer.error());
   return single_response(renderer->view(std::move(*doc), *with_profile));
 }
@@ -485,7 +512,7 @@ http_response delete_device(request_context& ctx) {
   // Shown as it was: with the interfaces it had.
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
-  device_renderer renderer{std::move(*tree), {}};
+  device_renderer renderer{std::move(*tree), {}, &ctx};
   auto& interfaces = renderer.interfaces[std::string(removed->doc.at("id").as_string())];
   for (auto& i : removed->interfaces) interfaces.push_back(interface_view(std::move(i)));
   return single_response(renderer.view(std::move(removed->doc)));

@@ -19,6 +19,24 @@ namespace fl::api {
 // or /tags/:tag (whichever path variable the route has).
 [[nodiscard]] api_result<std::vector<uuid>> route_devices(request_context& ctx);
 
+// The devices the caller may read, for mandate-wide lists of what belongs to devices (actions,
+// schedules, sockets): everything for keys that group rules do not restrict; for member keys the
+// devices their rules let them read, found in one pass over the mandate's devices.
+class readable_devices {
+ public:
+  [[nodiscard]] static api_result<readable_devices> load(request_context& ctx);
+  [[nodiscard]] bool contains(const uuid& device) const;
+
+ private:
+  std::optional<std::vector<uuid>> sorted_;  // nullopt: every device
+};
+
+// For a resource that belongs to a device and is reached without the device in its path (an action,
+// schedule or image by its own id): 403 unless the caller may do `op` on that device. Only member
+// keys are restricted per device, so other keys cost no store read.
+[[nodiscard]] std::optional<api_error> refuse_unless_device(request_context& ctx, const uuid& device,
+                                                            pipeline::operation op);
+
 // Stored devices as REST shows them (folders and interfaces filled in), in the same order.
 [[nodiscard]] api_result<std::vector<boost::json::object>> render_devices(request_context& ctx,
                                                                           std::vector<boost::json::object> docs);

@@ -16,7 +16,21 @@ using storage::record_kind;
 
 namespace {
 
+// A folder's name as given, and also its full name ("A / B / C"): nesting or renaming a parent
+// cannot make a name longer than a client could have sent.
 constexpr std::size_t max_name_bytes = 1000;
+
+// Whether a folder in `root`'s subtree (itself included) has a full name that is too long.
+bool overlong_full_name(const folder_tree& tree, const uuid& root) {
+  for (const auto& id : tree.ids())
+    if (tree.is_in_subtree(id, root) && tree.full_name(id).size() > max_name_bytes) return true;
+  return false;
+}
+
+api_error full_name_too_long() {
+  return invalid("name", "makes a full folder name (with its parents, ' / ' between) longer than " +
+                             std::to_string(max_name_bytes) + " bytes");
+}
 
 // A slug not used by any folder of the tree but `self`: wanted, wanted-2, wanted-3, ...
 std::string free_slug(const folder_tree& tree, const std::string& wanted, const std::optional<uuid>& self) {
@@ -119,6 +133,10 @@ api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storag
   doc["parent_id"] = final_parent ? json::value(final_parent->str()) : json::value(nullptr);
   tree.upsert(id, doc);
   const std::string full = tree.full_name(id);
+  if (full.size() > max_name_bytes) {
+    tree.remove(id);
+    return full_name_too_long();
+  }
   if (doc["color_hue"].is_null()) doc["color_hue"] = hue_from_name(full);
   if (slug) {
     if (tree.find_slug(*slug)) {
@@ -228,8 +246,18 @@ http_response make_folder_path(request_context& ctx) {
     json::object step{{"name", leaf}, {"parent_id", at ? json::value(at->str()) : json::value(nullptr)}};
     auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), step);
     if (!id) return error_response(id.error());
+    // Each folder made is checked as it would be stored, like a create through /tags.
+    if (auto refused =
+            ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, folder_match(*tree, *id)))
+      return error_response(*refused);
     at = *id;
     created = true;
+  }
+  // A path that exists already is shown only to a key that may read it.
+  if (!created) {
+    if (auto refused =
+            ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::read, folder_match(*tree, *at)))
+      return error_response(*refused);
   }
   if (created) {
     if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
@@ -282,6 +310,7 @@ http_response edit_folder(request_context& ctx) {
   doc["parent_id"] = parent ? json::value(parent->str()) : json::value(nullptr);
   doc["updated_at"] = format_iso(now_micros());
   tree->upsert(*id, doc);
+  if (renamed && overlong_full_name(*tree, *id)) return error_response(full_name_too_long());
   if (slug) {
     if (auto owner = tree->find_slug(*slug); owner && *owner != *id)
       return error_response(invalid("slug", "is already taken"));

@@ -110,7 +110,7 @@ http_response show_group(request_context& ctx) {
     auto own = own_groups(ctx);
     if (!own) return error_response(own.error());
     if (std::find(own->begin(), own->end(), std::string_view(doc->at("id").as_string())) == own->end())
-      return error_response(forbidden("member keys may read only their own groups"));
+      return error_response(not_found("group"));  // as if it did not exist: a member sees only its own
   }
   return single_response(*doc);
 }

@@ -111,6 +111,12 @@ http_response upload_image(request_context& ctx) {
 http_response delete_image(request_context& ctx) {
   auto id = uuid::parse(ctx.param("image"));
   if (!id) return error_response(not_found("image"));
+  if (ctx.caller.access == role::member) {  // deleting a device's image changes the device
+    auto known = ctx.app.images.find(ctx.mandate(), *id);
+    if (!known) return error_response(image_failure(known.error(), ctx.app.images.config()));
+    if (auto refused = refuse_unless_device(ctx, pipeline::id_field(*known, "device_id"), pipeline::operation::update))
+      return error_response(*refused);
+  }
   auto doc = ctx.app.images.remove(ctx.mandate(), *id);
   if (!doc) return error_response(image_failure(doc.error(), ctx.app.images.config()));
   return single_response(image_view(*doc));
@@ -120,6 +126,12 @@ http_response image_file_response(request_context& ctx) {
   auto id = uuid::parse(ctx.param("image"));
   auto version = pipeline::parse_version(ctx.param("version"));
   if (!id || !version) return error_response(not_found("image"));
+  if (ctx.caller.access == role::member) {
+    auto known = ctx.app.images.find(ctx.mandate(), *id);
+    if (!known) return error_response(image_failure(known.error(), ctx.app.images.config()));
+    if (auto refused = refuse_unless_device(ctx, pipeline::id_field(*known, "device_id"), pipeline::operation::read))
+      return error_response(*refused);
+  }
   auto file = ctx.app.images.read(ctx.mandate(), *id, *version);
   if (!file) return error_response(image_failure(file.error(), ctx.app.images.config()));
   http_response answer;

@@ -2,7 +2,9 @@
 
 #include "api/http/pagination.hpp"
 #include "api/resources/actions.hpp"
+#include "api/resources/devices.hpp"
 #include "api/resources/list_filter.hpp"
+#include "pipeline/doc_fields.hpp"
 
 namespace fl::api {
 
@@ -43,7 +45,11 @@ http_response list_schedules(request_context& ctx) {
     if (!some) return error_response(action_failure(some.error()));
     for (auto& s : *some) docs.push_back(std::move(s));
   }
-  if (*keep) std::erase_if(docs, [&](const json::object& s) { return !(*keep)(s); });
+  auto readable = readable_devices::load(ctx);  // the mandate-wide list: what a member may read
+  if (!readable) return error_response(readable.error());
+  std::erase_if(docs, [&](const json::object& s) {
+    return !readable->contains(pipeline::id_field(s, "device_id")) || (*keep && !(*keep)(s));
+  });
   auto page = paginate(std::move(docs), *page_req);
   if (!page) return error_response(page.error());
   std::vector<json::object> items;
@@ -90,6 +96,8 @@ http_response show_schedule(request_context& ctx) {
   if (!id) return error_response(not_found("schedule"));
   auto doc = ctx.app.schedules.find(ctx.mandate(), *id);
   if (!doc) return error_response(action_failure(doc.error()));
+  if (auto refused = refuse_unless_device(ctx, pipeline::id_field(*doc, "device_id"), pipeline::operation::read))
+    return error_response(*refused);
   auto shown = with_device_and_interface(ctx, {std::move(*doc)});
   if (!shown) return error_response(shown.error());
   auto& view = shown->front();
@@ -100,6 +108,12 @@ http_response show_schedule(request_context& ctx) {
 http_response delete_schedule(request_context& ctx) {
   auto id = uuid::parse(ctx.param("schedule"));
   if (!id) return error_response(not_found("schedule"));
+  if (ctx.caller.access == role::member) {  // deleting a device's schedule changes the device
+    auto known = ctx.app.schedules.find(ctx.mandate(), *id);
+    if (!known) return error_response(action_failure(known.error()));
+    if (auto refused = refuse_unless_device(ctx, pipeline::id_field(*known, "device_id"), pipeline::operation::update))
+      return error_response(*refused);
+  }
   auto doc = ctx.app.schedules.remove(ctx.mandate(), *id);
   if (!doc) return error_response(action_failure(doc.error()));
   http_response answer;

@@ -126,8 +126,10 @@ api_result<std::vector<uuid>> mandate_devices(request_context& ctx) {
   auto docs = checked(ctx.records().list(record_kind::device, ctx.mandate()));
   if (!docs) return docs.error();
   std::vector<uuid> ids;
-  for (const auto& d : *docs)
+  for (const auto& d : *docs) {
+    if (!ctx.may(pipeline::resource_type::device, pipeline::operation::read, d)) continue;  // a member's rules
     if (auto id = uuid::parse(d.at("id").as_string())) ids.push_back(*id);
+  }
   return ids;
 }
 

@@ -30,6 +30,29 @@ TEST_F(folders, nested_names_need_their_parent_and_record_the_path) {
   EXPECT_EQ(create({{"name", "B"}, {"parent_id", a}}).status, 422);
 }
 
+TEST_F(folders, a_full_name_longer_than_1000_bytes_is_refused_however_it_would_come_about) {
+  const std::string long_leaf(400, 'x');
+  const auto a = create({{"name", long_leaf}});
+  ASSERT_EQ(a.status, 201);
+  const auto b = create({{"name", long_leaf}, {"parent_id", a.id()}});
+  ASSERT_EQ(b.status, 201) << b.text;  // 803 bytes with the separator
+  // Nested once more through parent_id: 1,206 bytes, more than a name a client could send.
+  auto deeper = create({{"name", long_leaf}, {"parent_id", b.id()}});
+  EXPECT_EQ(deeper.status, 422) << deeper.text;
+  EXPECT_NE(deeper.text.find("full folder name"), std::string::npos) << deeper.text;
+  // Renaming the top folder would lengthen its child's full name past the limit.
+  auto renamed = call("PATCH", "/api/v1/tags/" + a.id(), key_,
+                      json::object{{"tag", json::object{{"name", std::string(700, 'y')}}}});
+  EXPECT_EQ(renamed.status, 422) << renamed.text;
+  // Moving the child under another long folder too.
+  const auto c = create({{"name", std::string(700, 'z')}});
+  ASSERT_EQ(c.status, 201);
+  auto moved =
+      call("PATCH", "/api/v1/tags/" + b.id(), key_, json::object{{"tag", json::object{{"parent_id", c.id()}}}});
+  EXPECT_EQ(moved.status, 422) << moved.text;
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + b.id(), key_).data().at("name"), long_leaf + " / " + long_leaf);
+}
+
 TEST_F(folders, always_present_fields_are_there) {
   auto f = create({{"name", "A"}});
   for (const char* field : {"profile_data", "fields", "stats", "group_interface_id", "default_devices_view_id",

@@ -303,6 +303,21 @@ TEST_F(images, a_read_only_key_may_list_and_fetch_but_not_upload_or_delete) {
   EXPECT_EQ(call("DELETE", "/api/v1/images/" + up.id(), reader).status, 403);
 }
 
+TEST_F(images, a_member_reaches_only_images_of_devices_its_rules_allow) {
+  auto up = upload(make_image(16, 16));
+  const auto outsider = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^other", true, true)})});
+  EXPECT_EQ(fetch(up, "original_image", outsider).status, 403);
+  EXPECT_EQ(call("DELETE", "/api/v1/images/" + up.id(), outsider).status, 403);
+  // A reader of the camera fetches it but may not delete it (deleting changes the device) ...
+  const auto reader = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^camera$", true)})});
+  EXPECT_EQ(fetch(up, "thumbnail", reader).status, 200);
+  EXPECT_EQ(call("DELETE", "/api/v1/images/" + up.id(), reader).status, 403);
+  EXPECT_EQ(files_of(mandate_), 3u);
+  // ... and one that may change it may.
+  const auto editor = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^camera$", true, true)})});
+  EXPECT_EQ(call("DELETE", "/api/v1/images/" + up.id(), editor).status, 200);
+}
+
 TEST_F(images, an_upload_to_an_unknown_device_is_404) {
   EXPECT_EQ(send(upload_request(uuid::random().str(), form({{.bytes = make_image(16, 16)}}))).status, 404);
 }
@@ -392,7 +407,20 @@ TEST_F(images, a_png_over_the_pixel_budget_within_the_side_limit_is_refused) {
   EXPECT_EQ(r.status, 422) << r.text;
 }
 
-// (A truncated PNG is accepted: libvips fills the missing rows and only warns.)
+TEST_F(images, a_truncated_png_is_refused_as_undecodable) {
+  const auto whole = make_image(256, 256);
+  auto r = upload(whole.substr(0, whole.size() / 2), "cut.png");
+  EXPECT_EQ(r.status, 422) << r.text;
+  EXPECT_EQ(files_of(mandate_), 0u);
+}
+
+TEST_F(images, a_truncated_jpeg_is_refused_as_undecodable) {
+  const auto whole = make_image(256, 256, kind::jpeg);
+  auto r = upload(whole.substr(0, whole.size() / 2), "cut.jpg");
+  EXPECT_EQ(r.status, 422) << r.text;
+  EXPECT_EQ(files_of(mandate_), 0u);
+}
+
 TEST_F(images, a_png_with_an_impossible_header_is_refused_as_undecodable) {
   auto r = upload(png_claiming(16, 16, 3));  // RGB with 3 bits per sample does not exist
   EXPECT_EQ(r.status, 422) << r.text;

@@ -87,13 +87,56 @@ TEST_F(websockets, a_bad_key_is_refused_at_the_upgrade_with_401) {
   EXPECT_EQ(probe_->end(none)->refused_status, 401);
 }
 
-TEST_F(websockets, a_member_key_is_refused_the_mandate_scope_with_403) {
-  auto s = probe_->open("/api/v1/packets/socket", make_key(mandate_, "member"));
-  ASSERT_TRUE(probe_->wait_end(s));
-  EXPECT_EQ(probe_->end(s)->refused_status, 403);
-  // Read-only keys may follow the whole mandate.
-  auto ro = open("/api/v1/readings/socket", make_key(mandate_, "read_only"));
-  EXPECT_FALSE(probe_->end(ro));
+TEST_F(websockets, a_members_mandate_socket_pushes_only_devices_its_rules_let_it_read) {
+  const auto open_device = make_device(key_, "open-1", folder_);
+  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true)})});
+  auto s = open("/api/v1/packets/socket", member);
+  post_packet(key_, device_);  // d1: not for the member
+  const auto seen = post_packet(key_, open_device);
+  // A marker after both: once it is in, everything before it was either pushed or never will be.
+  const auto marker = post_packet(key_, open_device);
+  ASSERT_TRUE(probe_->wait_frames(s, 2));
+  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{seen, marker}));
+}
+
+TEST_F(websockets, a_members_mandate_replay_holds_only_devices_its_rules_let_it_read) {
+  const auto open_device = make_device(key_, "open-1", folder_);
+  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true)})});
+  post_packet(key_, device_);
+  const auto stored = post_packet(key_, open_device);
+  auto s = open("/api/v1/packets/socket?after=2000-01-01T00:00:00Z", member);
+  const auto marker = post_packet(key_, open_device);
+  ASSERT_TRUE(probe_->wait_frames(s, 2));
+  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{stored, marker}));
+}
+
+TEST_F(websockets, a_device_renamed_out_of_a_members_reach_stops_reaching_its_socket) {
+  const auto device = make_device(key_, "open-1", folder_);
+  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true)})});
+  auto s = open(device_path("packets", device), member);
+  const auto before = post_packet(key_, device);
+  const auto rename = [&](const char* name) {
+    auto r = call("PATCH", "/api/v1/devices/" + device, key_, json::object{{"device", json::object{{"name", name}}}});
+    ASSERT_EQ(r.status, 200) << r.text;
+  };
+  rename("closed-1");
+  post_packet(key_, device);  // out of reach: not pushed
+  rename("open-again");
+  const auto marker = post_packet(key_, device);
+  ASSERT_TRUE(probe_->wait_frames(s, 2));
+  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{before, marker}));
+}
+
+TEST_F(websockets, a_folder_socket_of_a_member_leaves_out_devices_it_may_not_read) {
+  const auto open_device = make_device(key_, "open-1", folder_);
+  const auto member =
+      make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true), rule("tag", "^F$", true)})});
+  auto p = open("/api/v1/tags/" + folder_ + "/packets/socket", member);
+  post_packet(key_, device_);  // d1 is in the folder too, but not for the member
+  const auto seen = post_packet(key_, open_device);
+  const auto marker = post_packet(key_, open_device);
+  ASSERT_TRUE(probe_->wait_frames(p, 2));
+  EXPECT_EQ(ids_of(probe_->frames(p)), (std::vector<std::string>{seen, marker}));
 }
 
 TEST_F(websockets, a_member_key_is_refused_device_and_folder_scopes_too) {
@@ -260,8 +303,9 @@ TEST_F(websockets, demoting_the_key_closes_its_sockets) {
   ASSERT_EQ(r.status, 200) << r.text;
   ASSERT_TRUE(probe_->wait_end(s));
   EXPECT_EQ(probe_->end(s)->close_code, 1008);
-  // Reconnecting is checked like the first time: a member may not follow the mandate.
-  auto again = probe_->open("/api/v1/packets/socket", demoted);
+  // Reconnecting is checked like the first time: now a member without groups, its device
+  // socket is refused (the mandate socket would open and push nothing it may not read).
+  auto again = probe_->open(device_path("packets", device_), demoted);
   ASSERT_TRUE(probe_->wait_end(again));
   EXPECT_EQ(probe_->end(again)->refused_status, 403);
 }

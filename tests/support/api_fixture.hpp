@@ -134,6 +134,31 @@ class api_fixture : public ::testing::Test {
     EXPECT_EQ(r.status, 201) << r.text;
     return std::string(r.data().at("key").as_string());
   }
+  // A group rule: what a member key of the group may do on resources of `type` whose fields match `regex`.
+  static json::object rule(std::string_view type, std::string_view regex, bool read, bool update = false,
+                           bool create = false, bool remove = false) {
+    return {{"type", type},     {"regex", regex},   {"read", read},
+            {"update", update}, {"create", create}, {"delete", remove}};
+  }
+  std::string make_group(const std::string& mandate, std::initializer_list<json::object> rules) const {
+    json::array list;
+    for (const auto& r : rules) list.push_back(r);
+    auto r = call("POST", "/admin/v1/mandates/" + mandate + "/groups", superadmin_,
+                  json::object{{"group", json::object{{"name", "g"}, {"rules", std::move(list)}}}});
+    EXPECT_EQ(r.status, 201) << r.text;
+    return r.id();
+  }
+  std::string make_member_key(const std::string& mandate, std::initializer_list<std::string> group_ids) const {
+    json::array ids;
+    for (const auto& g : group_ids) ids.emplace_back(g);
+    auto r = call("POST", "/admin/v1/mandates/" + mandate + "/api_keys", superadmin_,
+                  json::object{{"api_key", json::object{{"name", "member"},
+                                                        {"role", "member"},
+                                                        {"groups", std::move(ids)},
+                                                        {"rate_limit", 1000000}}}});
+    EXPECT_EQ(r.status, 201) << r.text;
+    return std::string(r.data().at("key").as_string());
+  }
   std::string make_driver_instance(const std::string& mandate) const {
     auto r = call("POST", "/admin/v1/mandates/" + mandate + "/driver_instances", superadmin_,
                   json::object{{"driver_instance", json::object{{"name", "manual"}, {"driver", "manual"}}}});
