@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/json/parse.hpp>
 
+#include "core/json_in.hpp"
 #include "core/thread_name.hpp"
 #include "pipeline/doc_fields.hpp"
 
@@ -92,7 +93,7 @@ void driver_host::handle(const pipeline::change& c) {
   switch (c.kind) {
     case change_kind::action_changed: {
       boost::system::error_code ec;
-      auto doc = json::parse(c.body, ec);
+      auto doc = fl::parse_written_json(c.body, ec);
       if (ec || !doc.is_object() || pipeline::state_of(doc.as_object()) != action_state::pending) return;
       // A new action has exactly its creation event: arm its expiry once.
       const auto* events = doc.as_object().if_contains("events");

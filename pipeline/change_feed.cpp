@@ -5,6 +5,7 @@
 #include <deque>
 #include <mutex>
 
+#include "core/json_in.hpp"
 #include "core/time.hpp"
 
 namespace fl::pipeline {
@@ -168,7 +169,7 @@ std::string to_json(const change& c) {
 
 std::optional<change> change_from_json(std::string_view text) {
   boost::system::error_code ec;
-  auto parsed = json::parse(text, ec);
+  auto parsed = fl::parse_written_json(text, ec);
   if (ec || !parsed.is_object()) return std::nullopt;
   const auto& o = parsed.get_object();
   change c;

@@ -2,13 +2,14 @@
 
 #include <boost/json/parse.hpp>
 
+#include "core/json_in.hpp"
 #include "storage/key_codec.hpp"
 
 namespace fl::storage {
 
 result<std::optional<boost::json::object>> decode_document(std::string_view, std::string_view value) {
   boost::system::error_code ec;
-  auto v = boost::json::parse(value, ec);
+  auto v = fl::parse_written_json(value, ec);
   if (ec || !v.is_object()) return error{errc::corruption, "stored document is not a JSON object"};
   return std::optional<boost::json::object>{std::move(v.get_object())};
 }

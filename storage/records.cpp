@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "core/json_in.hpp"
 #include "core/json_out.hpp"
 #include "storage/key_codec.hpp"
 
@@ -34,7 +35,7 @@ std::string key_hash_key(std::string_view hash) {
 
 result<boost::json::object> decode(std::string_view text) {
   boost::system::error_code ec;
-  auto value = boost::json::parse(text, ec);
+  auto value = fl::parse_written_json(text, ec);
   if (ec || !value.is_object()) return error{errc::corruption, "stored record is not a JSON object"};
   return std::move(value.get_object());
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "api/http/client.hpp"
+#include "core/json_in.hpp"
 #include "core/json_out.hpp"
 
 namespace fl::cli {
@@ -41,7 +42,7 @@ json::value call(const admin_options& o, const std::string& method, const std::s
   auto res = client.request(method, "/admin/v1/" + path, body ? to_json(*body) : std::string{},
                             {{"x-api-key", resolve_key(o)}});
   boost::system::error_code ec;
-  auto parsed = json::parse(res.body, ec);
+  auto parsed = fl::parse_written_json(res.body, ec);
   if (res.status >= 400 || ec) {
     const auto* err = !ec && parsed.is_object() ? parsed.get_object().if_contains("error") : nullptr;
     std::fprintf(stderr, "fieldline: HTTP %d: %s\n", res.status,

@@ -10,6 +10,7 @@
 #include "api/cli/commands.hpp"
 #include "api/cli/replay_device.hpp"
 #include "core/crypto.hpp"
+#include "core/json_in.hpp"
 #include "core/json_out.hpp"
 #include "core/time.hpp"
 #include "sandbox/worker_pool.hpp"
@@ -157,7 +158,7 @@ sandbox::packet_input packet_from_line(const std::string& line, std::size_t numb
     return std::runtime_error("packets line " + std::to_string(number) + ": " + why);
   };
   boost::system::error_code ec;
-  auto value = json::parse(line, ec);
+  auto value = fl::parse_written_json(line, ec);
   if (ec || !value.is_object()) throw fail("not a JSON object");
   const auto& o = value.as_object();
   sandbox::packet_input p;

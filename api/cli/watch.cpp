@@ -15,6 +15,7 @@
 #include "api/cli/commands.hpp"
 #include "api/http/client.hpp"
 #include "api/http/websocket_client.hpp"
+#include "core/json_in.hpp"
 #include "core/json_out.hpp"
 #include "core/query.hpp"
 
@@ -88,7 +89,7 @@ int watch(const watch_options& o) {
   handlers.on_frame = [&](std::string_view frame) {
     if (frame == "pong") return;
     boost::system::error_code ec;
-    auto v = json::parse(frame, ec);
+    auto v = fl::parse_written_json(frame, ec);
     const auto* list = !ec && v.is_array() ? &v.get_array() : nullptr;
     if (!list || list->empty() || !list->at(0).is_object()) return;
     const auto* body = list->at(0).get_object().if_contains("body");

@@ -1,5 +1,6 @@
 #include "api/http/input.hpp"
 
+#include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
 
@@ -14,6 +15,8 @@ api_result<json::value> parse_json(std::string_view body) {
   options.max_depth = max_json_depth;
   boost::system::error_code ec;
   auto value = json::parse(body, ec, {}, options);
+  if (ec == json::error::too_deep)
+    return bad_request("malformed JSON: nested deeper than " + std::to_string(max_json_depth) + " levels (depth)");
   if (ec) return bad_request("malformed JSON: " + ec.message());
   return value;
 }

@@ -14,7 +14,9 @@
 
 namespace fl::api {
 
-inline constexpr std::size_t max_json_depth = 32;
+// Bodies may nest this deep (a JSON packet's payload and meta included: devices send deep
+// documents). Every recursion over stored JSON is bounded by it; the body size bounds the rest.
+inline constexpr std::size_t max_json_depth = 256;
 
 // 400 for malformed JSON; 422 when the body is not an object holding `wrapper` as an object.
 [[nodiscard]] api_result<boost::json::object> parse_wrapped_body(std::string_view body, std::string_view wrapper);

@@ -31,10 +31,28 @@ TEST_F(bad_input, malformed_json_is_400) {
   EXPECT_EQ(count("/api/v1/tags"), 1u);
 }
 
-TEST_F(bad_input, deeply_nested_json_is_rejected) {
-  std::string deep(200, '[');
-  deep += std::string(200, ']');
+TEST_F(bad_input, json_nested_past_256_levels_is_rejected_naming_the_depth) {
+  std::string deep(300, '[');
+  deep += std::string(300, ']');
   expect_error(call("POST", "/api/v1/tags", key_, "{\"tag\":{\"name\":\"x\",\"meta\":" + deep + "}}"), 400, "depth");
+  EXPECT_NE(call("POST", "/api/v1/tags", key_, "{\"tag\":{\"meta\":" + deep + "}}").error().find("256"),
+            std::string::npos);
+}
+
+TEST_F(bad_input, a_json_packet_nested_200_deep_is_stored_and_listed_back) {
+  const auto key = make_key(make_mandate("Deep", json::array{"api_packets_writeable"}), "admin");
+  const auto device = make_device(key, "deep", make_folder(key, "F"));
+  std::string payload;
+  for (int i = 0; i < 200; ++i) payload += "{\"a\":";
+  payload += "1" + std::string(200, '}');
+  auto r = call("POST", "/api/v1/devices/" + device + "/packets", key,
+                "{\"packet\":{\"payload_encoding\":\"json\",\"payload\":" + payload + "}}");
+  ASSERT_EQ(r.status, 200) << r.text;
+  auto listed = call("GET", "/api/v1/devices/" + device + "/packets", key);
+  ASSERT_EQ(listed.data().as_array().size(), 1u);
+  boost::system::error_code ec;
+  EXPECT_EQ(listed.data().as_array()[0].at("payload"), parse_written_json(payload, ec));
+  EXPECT_FALSE(ec);
 }
 
 TEST_F(bad_input, wrong_types_are_422_naming_the_field) {

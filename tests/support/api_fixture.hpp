@@ -13,6 +13,7 @@
 
 #include "api/bootstrap.hpp"
 #include "api/router.hpp"
+#include "core/json_in.hpp"
 #include "core/json_out.hpp"
 #include "storage/database.hpp"
 #include "storage/records.hpp"
@@ -110,7 +111,7 @@ class api_fixture : public ::testing::Test {
     }
     if (!res.body.empty() && res.content_type == "application/json") {
       boost::system::error_code ec;
-      r.body = json::parse(res.body, ec);
+      r.body = fl::parse_written_json(res.body, ec);
       EXPECT_FALSE(ec) << "response is not JSON: " << res.body;
     }
     return r;
