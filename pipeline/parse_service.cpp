@@ -237,7 +237,7 @@ int parse_service::timeout_for(const uuid& mandate) const {
 
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
                                                 const std::vector<storage::pending_parse>& items,
-                                                const std::function<void(storage::write_batch&)>& also) {
+                                                const batch_addition& also) {
   auto done = parse_items(device, generation, items, also, false, nullptr);
   if (done) {
     // Their queue entries went with the readings; the working copy must not offer them again.
@@ -249,8 +249,7 @@ storage::result<void> parse_service::parse_into(const storage::device_ref& devic
 
 storage::result<void> parse_service::parse_items(const storage::device_ref& device, std::int64_t generation,
                                                  const std::vector<storage::pending_parse>& items,
-                                                 const std::function<void(storage::write_batch&)>& also,
-                                                 bool queued_only, micros* deferred_until,
+                                                 const batch_addition& also, bool queued_only, micros* deferred_until,
                                                  std::vector<storage::pending_parse>* not_parsed,
                                                  std::vector<change>* added) {
   const auto& [mandate, device_id] = device;
@@ -337,6 +336,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   std::optional<profile_set> profiles;
   const micros now = now_micros();
   std::vector<change> written;  // reading_added for each reading put, in order (when `added` wants them)
+  std::size_t readings_written = 0;
   const change reading_change =
       *current_device ? device_change(change_kind::reading_added, mandate, **current_device, uuid::nil()) : change{};
   for (std::size_t i = 0; i < loaded.size(); ++i) {
@@ -374,6 +374,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
       const auto& outcome = outcomes[input_of[i]];
       auto made = readings_of(outcome,
                               {device_id, loaded[i].entry.packet, *parser_id, inputs[input_of[i]].transceived_at, now});
+      readings_written += made.size();
       for (const auto& r : made) {
         readings.put(batch, mandate, device_id, generation, r);
         if (!added) continue;
@@ -402,7 +403,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     packets.rewrite(batch, mandate, loaded[i].entry.packet, present->at, doc);
   }
   if (profile_changed) records_.put(batch, {record_kind::device, mandate, device_id}, **current_device);
-  if (also) also(batch);
+  if (also) also(batch, readings_written);
   // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
   if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
   parsed_ += outcomes.size();

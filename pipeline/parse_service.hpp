@@ -88,12 +88,14 @@ class parse_service {
     storage::device_ref device_;
   };
 
+  // What a caller adds to the batch that writes a parse's readings, told how many readings it holds.
+  using batch_addition = std::function<void(storage::write_batch&, std::size_t readings_written)>;
   // Parses `items` (all of one device) with the device's current parser and writes their readings
   // into `generation`, dequeuing them. The caller holds the device (the service's own threads do).
   // `also` adds to the same batch (a reparse job records its progress with the readings).
   [[nodiscard]] storage::result<void> parse_into(const storage::device_ref& device, std::int64_t generation,
                                                  const std::vector<storage::pending_parse>& items,
-                                                 const std::function<void(storage::write_batch&)>& also = {});
+                                                 const batch_addition& also = {});
 
   [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
   // The pause of a parser that kept failing its deadline, while it lasts.
@@ -109,8 +111,8 @@ class parse_service {
   // in-memory backlog may be a step behind the store).
   [[nodiscard]] storage::result<void> parse_items(const storage::device_ref& device, std::int64_t generation,
                                                   const std::vector<storage::pending_parse>& items,
-                                                  const std::function<void(storage::write_batch&)>& also,
-                                                  bool queued_only, micros* deferred_until = nullptr,
+                                                  const batch_addition& also, bool queued_only,
+                                                  micros* deferred_until = nullptr,
                                                   std::vector<storage::pending_parse>* not_parsed = nullptr,
                                                   std::vector<change>* added = nullptr);
   void claim(const storage::device_ref& d);

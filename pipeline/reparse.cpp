@@ -1,6 +1,8 @@
 #include "pipeline/reparse.hpp"
 
-#include <iostream>
+#include <spdlog/spdlog.h>
+
+#include <array>
 
 #include "core/thread_name.hpp"
 #include "pipeline/changes.hpp"
@@ -17,16 +19,33 @@ std::int64_t int_field(const json::object& job, const char* name) {
   const auto* v = job.if_contains(name);
   return v && v->is_int64() ? v->get_int64() : 0;
 }
-std::string state_of(const json::object& job) {
+std::optional<reparse_state> state_of(const json::object& job) {
   const auto* v = job.if_contains("state");
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  return v && v->is_string() ? parse_reparse_state(v->get_string()) : std::nullopt;
+}
+bool in_state(const json::object& job, reparse_state s) {
+  return state_of(job) == s;
 }
 bool finished(const json::object& job) {
-  const auto s = state_of(job);
-  return s == "done" || s == "failed";
+  return in_state(job, reparse_state::done) || in_state(job, reparse_state::failed);
+}
+void set_state(json::object& job, reparse_state s) {
+  job["state"] = reparse_state_name(s);
 }
 
+constexpr std::array<std::string_view, 4> state_names = {"running", "cleaning", "done", "failed"};
+
 }  // namespace
+
+std::string_view reparse_state_name(reparse_state s) {
+  return state_names[static_cast<std::size_t>(s)];
+}
+
+std::optional<reparse_state> parse_reparse_state(std::string_view name) {
+  for (std::size_t i = 0; i < state_names.size(); ++i)
+    if (state_names[i] == name) return static_cast<reparse_state>(i);
+  return std::nullopt;
+}
 
 reparse_runner::reparse_runner(storage::records& records, parse_service& parsing, change_feed& feed,
                                reparse_config config)
@@ -48,14 +67,14 @@ void reparse_runner::start() {
   stopping_ = false;
   auto all = jobs_.all();
   if (!all) {
-    std::cerr << "reparse jobs: " << all.error().message << "\n";
+    spdlog::error("reparse jobs could not be read: {}", all.error().message);
   } else {
     for (auto& [device, job] : *all) {
-      if (state_of(job) == "cleaning") {
+      if (in_state(job, reparse_state::cleaning)) {
         // Nobody can be reading the old generation of a server that was not running.
         job["clean_after"] = 0;
         if (auto saved = save(device, job); !saved)
-          std::cerr << "reparse of " << device.second.str() << ": " << saved.error().message << "\n";
+          spdlog::error("reparse of {}: {}", device.second.str(), saved.error().message);
       }
       if (!finished(job)) queue_.push_back(device);
     }
@@ -79,14 +98,14 @@ storage::result<json::object> reparse_runner::request(const storage::device_ref&
   std::lock_guard lock(mutex_);
   auto current = jobs_.get(device);
   if (!current) return current.error();
-  if (*current && state_of(**current) == "running") return std::move(**current);
+  if (*current && in_state(**current, reparse_state::running)) return std::move(**current);
   storage::readings readings(records_.db());
   auto generation = readings.generation(device.first, device.second);
   if (!generation) return generation.error();
   // A previous job's old generation still waiting for its grace period is erased by that job;
   // this one builds on top of the current generation.
   std::int64_t from = *generation;
-  if (*current && state_of(**current) == "cleaning") {
+  if (*current && in_state(**current, reparse_state::cleaning)) {
     auto batch = records_.db().batch();
     if (auto r = readings.erase_generation(batch, device.first, device.second, int_field(**current, "from_generation"));
         !r)
@@ -96,10 +115,11 @@ storage::result<json::object> reparse_runner::request(const storage::device_ref&
   const micros now = now_micros();
   json::object job{{"id", uuid::random().str()},
                    {"device_id", device.second.str()},
-                   {"state", "running"},
+                   {"state", reparse_state_name(reparse_state::running)},
                    {"from_generation", from},
                    {"to_generation", from + 1},
                    {"packets_done", 0},
+                   {"packets_total", nullptr},  // counted when the job begins
                    {"readings_created", 0},
                    {"resume_t", nullptr},
                    {"resume_id", nullptr},
@@ -145,17 +165,17 @@ void reparse_runner::run() {
     bool requeue = false;
     if (!job) {
       done = job.error();
-    } else if (*job && state_of(**job) == "running") {
+    } else if (*job && in_state(**job, reparse_state::running)) {
       done = work(device, **job);
-      requeue = done && state_of(**job) == "cleaning";
-    } else if (*job && state_of(**job) == "cleaning") {
+      requeue = done && in_state(**job, reparse_state::cleaning);
+    } else if (*job && in_state(**job, reparse_state::cleaning)) {
       if (now_micros() >= int_field(**job, "clean_after")) {
         done = clean(device, **job);
       } else {
         requeue = true;
       }
     }
-    if (!done) std::cerr << "reparse of " << device.second.str() << ": " << done.error().message << "\n";
+    if (!done) spdlog::error("reparse of {}: {} (retried)", device.second.str(), done.error().message);
     {
       std::unique_lock lock(mutex_);
       --busy_;
@@ -173,6 +193,14 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   parse_service::hold hold(parsing_, device);
   storage::packets packets(records_.db());
   const std::int64_t target = int_field(job, "to_generation");
+  if (const auto* counted = job.if_contains("packets_total"); !counted || !counted->is_int64()) {
+    // Counted once, before the first batch (packets arriving during the job are parsed too, so
+    // packets_done may pass it).
+    auto total = packets.count(device.first, device.second);
+    if (!total) return total.error();
+    job["packets_total"] = static_cast<std::int64_t>(*total);
+    if (auto saved = save(device, job); !saved) return saved;
+  }
   while (true) {
     {
       std::lock_guard lock(mutex_);
@@ -190,8 +218,10 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
     next["packets_done"] = int_field(job, "packets_done") + static_cast<std::int64_t>(items->size());
     next["resume_t"] = items->back().t;
     next["resume_id"] = items->back().id.str();
-    auto parsed =
-        parsing_.parse_into(device, target, batch, [&](storage::write_batch& b) { jobs_.put(b, device, next); });
+    auto parsed = parsing_.parse_into(device, target, batch, [&](storage::write_batch& b, std::size_t readings) {
+      next["readings_created"] = int_field(job, "readings_created") + static_cast<std::int64_t>(readings);
+      jobs_.put(b, device, next);
+    });
     if (!parsed) return parsed;
     job = std::move(next);
     if (items->size() < config_.batch_size) break;
@@ -203,12 +233,12 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   auto batch = records_.db().batch();
   const micros now = now_micros();
   if (!*present) {
-    job["state"] = "failed";
+    set_state(job, reparse_state::failed);
     job["error"] = "the device was deleted during the reparse";
     job["finished_at"] = format_iso(now);
   } else {
     storage::readings(records_.db()).set_generation(batch, device.first, device.second, target);
-    job["state"] = "cleaning";
+    set_state(job, reparse_state::cleaning);
     job["switched_at"] = format_iso(now);
     job["clean_after"] = now + std::chrono::duration_cast<std::chrono::microseconds>(config_.clean_grace).count();
   }
@@ -224,7 +254,7 @@ storage::result<void> reparse_runner::clean(const storage::device_ref& device, j
                    .erase_generation(batch, device.first, device.second, int_field(job, "from_generation"));
       !r)
     return r;
-  job["state"] = "done";
+  set_state(job, reparse_state::done);
   job["finished_at"] = format_iso(now_micros());
   job.erase("clean_after");
   jobs_.put(batch, device, job);

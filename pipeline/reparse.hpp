@@ -3,8 +3,10 @@
 // transceived_at order, into a new readings generation; then one write switches the device to it.
 // Queries read one generation, so they see the old readings or the new ones, never a mix.
 //
-// Job states: running -> cleaning -> done (or failed). Progress (the last packet done) is stored
-// with each batch of new readings, so a kill -9 at any point resumes where the data says. The old
+// Job states: running -> cleaning -> done (or failed). Progress (the last packet done, packets and
+// readings so far, of `packets_total` counted when the job begins) is stored with each batch of
+// new readings, so a kill -9 at any point resumes where the data says. The new readings are live
+// from `cleaning` on. The old
 // generation is erased once `clean_grace` has passed after the switch (a stream that started
 // before the switch may still be reading it), or at the next start. The new readings are not
 // published one by one: once switched, `readings_replaced` tells consumers to fetch them again.
@@ -14,6 +16,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "pipeline/change_feed.hpp"
@@ -21,6 +24,11 @@
 #include "storage/reparse_jobs.hpp"
 
 namespace fl::pipeline {
+
+// A job's state; stored and shown by its name ("running", ...).
+enum class reparse_state : std::uint8_t { running, cleaning, done, failed };
+[[nodiscard]] std::string_view reparse_state_name(reparse_state s);
+[[nodiscard]] std::optional<reparse_state> parse_reparse_state(std::string_view name);
 
 struct reparse_config {
   std::size_t batch_size = 100;           // default 100 packets per sandbox call and progress write

@@ -93,6 +93,17 @@ result<std::vector<ordered_item>> packets::page(const uuid& mandate, const uuid&
   return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, value_itself);
 }
 
+result<std::uint64_t> packets::count(const uuid& mandate, const uuid& device) const {
+  std::uint64_t n = 0;
+  auto scanned =
+      db_.scan(family::packets, key_builder{}.id(mandate).id(device).take(), [&](std::string_view, std::string_view) {
+        ++n;
+        return true;
+      });
+  if (!scanned) return scanned.error();
+  return n;
+}
+
 }  // namespace fl::storage
 
 namespace fl::storage {

@@ -54,6 +54,8 @@ class packets {
   // One chunk of a device's packets in transceived_at order, read straight off the key order.
   [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,
                                                        const scan_options& options) const;
+  // How many packets the device holds (a scan of its keys: for progress, not for requests).
+  [[nodiscard]] result<std::uint64_t> count(const uuid& mandate, const uuid& device) const;
   // The same in inserted_at order (item times are inserted_at).
   [[nodiscard]] result<std::vector<ordered_item>> page_by_inserted(const uuid& mandate, const uuid& device,
                                                                    const scan_options& options) const;

@@ -32,24 +32,40 @@ std::string resolve_key(const admin_options& o) {
                            "/superadmin.key exists (--data)");
 }
 
-json::value call(const admin_options& o, const std::string& method, const std::string& path,
-                 const boost::json::object* body) {
+api_answer request(const admin_options& o, const std::string& method, const std::string& full_path,
+                   const boost::json::object* body) {
   const auto server = api::parse_server(o.server, api::server_protocol::http);
   if (!server) throw std::runtime_error("--server: " + server.error());
   if (!o.ca.empty() && !server->tls) throw std::runtime_error("--ca is for https:// servers; --server is " + o.server);
   api::http_client client(server->host, server->port, std::chrono::seconds(30),
                           {.enabled = server->tls, .ca_file = o.ca});
-  auto res = client.request(method, "/admin/v1/" + path, body ? to_json(*body) : std::string{},
-                            {{"x-api-key", resolve_key(o)}});
+  auto res = client.request(method, full_path, body ? to_json(*body) : std::string{}, {{"x-api-key", resolve_key(o)}});
+  api_answer answer{.status = res.status};
   boost::system::error_code ec;
   auto parsed = fl::parse_written_json(res.body, ec);
-  if (res.status >= 400 || ec) {
-    const auto* err = !ec && parsed.is_object() ? parsed.get_object().if_contains("error") : nullptr;
-    std::fprintf(stderr, "fieldline: HTTP %d: %s\n", res.status,
-                 err && err->is_string() ? std::string(err->get_string()).c_str() : res.body.c_str());
+  const auto* envelope = !ec && parsed.is_object() ? &parsed.get_object() : nullptr;
+  if (envelope && envelope->contains("body")) answer.body = envelope->at("body");
+  const auto* err = envelope ? envelope->if_contains("error") : nullptr;
+  if (err && err->is_string()) {
+    answer.error = std::string(err->get_string());
+  } else if (!envelope) {
+    answer.error = res.body;
+    if (answer.ok()) answer.status = 502;  // a success that is not our JSON envelope
+  }
+  return answer;
+}
+
+json::value body_or_exit(const api_answer& answer) {
+  if (!answer.ok()) {
+    std::fprintf(stderr, "fieldline: HTTP %d: %s\n", answer.status, answer.error.c_str());
     std::exit(1);
   }
-  return parsed.get_object().contains("body") ? parsed.get_object().at("body") : json::value(nullptr);
+  return answer.body;
+}
+
+json::value call(const admin_options& o, const std::string& method, const std::string& path,
+                 const boost::json::object* body) {
+  return body_or_exit(request(o, method, "/admin/v1/" + path, body));
 }
 
 }  // namespace fl::cli

@@ -24,7 +24,23 @@ void add_server_options(CLI::App& cmd, admin_options& o);
 // --key, else $FIELDLINE_KEY, else DATA/superadmin.key; throws when none is found.
 [[nodiscard]] std::string resolve_key(const admin_options& o);
 
-// Sends one admin request; prints the error and exits 1 on failure; returns the envelope's body.
+// One answer of the server: its status, the envelope's body (null when none) and its error text.
+struct api_answer {
+  int status = 0;
+  boost::json::value body;
+  std::string error;
+  [[nodiscard]] bool ok() const { return status > 0 && status < 400; }
+};
+
+// Sends one request to `full_path` (e.g. /api/v1/devices/x/reparse) with the resolved key.
+[[nodiscard]] api_answer request(const admin_options& o, const std::string& method, const std::string& full_path,
+                                 const boost::json::object* body);
+
+// Prints the answer's error and exits 1 unless it succeeded; returns its body.
+boost::json::value body_or_exit(const api_answer& answer);
+
+// Sends one admin request (`path` under /admin/v1); prints the error and exits 1 on failure;
+// returns the envelope's body.
 boost::json::value call(const admin_options& o, const std::string& method, const std::string& path,
                         const boost::json::object* body);
 

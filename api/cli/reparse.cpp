@@ -1,5 +1,6 @@
-// `fieldline reparse --device ID`: starts a reparse job on a running server (admin API, superadmin
-// key) and shows its progress until it is done. Exit 0 when done, 1 when it failed.
+// `fieldline reparse --device ID`: starts a reparse job on a running server (admin API with a
+// superadmin key, else the mandate's own route) and shows its progress until the new readings are
+// live. Exit 0 then, 1 when it failed.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include "api/cli/admin_client.hpp"
 #include "api/cli/commands.hpp"
 #include "core/query.hpp"
+#include "pipeline/reparse.hpp"
 
 namespace fl::cli {
 
@@ -23,27 +25,47 @@ std::int64_t number_of(const boost::json::value& job, const char* name) {
   return v && v->is_int64() ? v->get_int64() : 0;
 }
 
+// "running: 40 of 120 packets parsed, 80 readings"
+std::string progress_line(const boost::json::value& job) {
+  std::string line = text_of(job, "state") + ": " + std::to_string(number_of(job, "packets_done"));
+  const auto* total = job.is_object() ? job.get_object().if_contains("packets_total") : nullptr;
+  if (total && total->is_int64()) line += " of " + std::to_string(total->get_int64());
+  return line + " packets parsed, " + std::to_string(number_of(job, "readings_created")) + " readings";
+}
+
 int follow(const admin_options& o, const std::string& device) {
-  const std::string path = "devices/" + url_encode(device) + "/reparse";
-  auto job = call(o, "POST", path, nullptr);
+  // A superadmin key starts it through /admin/v1 (any mandate's device); a mandate's own key is
+  // refused there and uses its mandate's route. Whichever answers last is what the user sees.
+  std::string path = "/admin/v1/devices/" + url_encode(device) + "/reparse";
+  auto started = request(o, "POST", path, nullptr);
+  if (started.status == 403) {
+    path = "/api/v1/devices/" + url_encode(device) + "/reparse";
+    started = request(o, "POST", path, nullptr);
+  }
+  auto job = body_or_exit(started);
   std::printf("reparse %s of device %s started\n", text_of(job, "id").c_str(), device.c_str());
   std::fflush(stdout);
   std::string last;
   while (true) {
-    const std::string state = text_of(job, "state");
-    const std::string line = state + ": " + std::to_string(number_of(job, "packets_done")) + " packets parsed";
+    const auto state = pipeline::parse_reparse_state(text_of(job, "state"));
+    const std::string line = progress_line(job);
     if (line != last) {
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
       last = line;
     }
-    if (state == "done") return 0;
-    if (state == "failed") {
-      std::fprintf(stderr, "fieldline reparse: %s\n", text_of(job, "error").c_str());
+    // From `cleaning` on the new readings are live; the old ones are erased in the background.
+    if (state == pipeline::reparse_state::cleaning || state == pipeline::reparse_state::done) {
+      std::printf("done: the new readings are live%s\n",
+                  state == pipeline::reparse_state::cleaning ? " (the old ones are erased in the background)" : "");
+      return 0;
+    }
+    if (state == pipeline::reparse_state::failed || !state) {
+      std::fprintf(stderr, "fieldline reparse: %s\n", state ? text_of(job, "error").c_str() : "unknown job state");
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    job = call(o, "GET", path, nullptr);
+    job = body_or_exit(request(o, "GET", path, nullptr));
   }
 }
 
@@ -55,7 +77,9 @@ void add_reparse_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("reparse", "Re-parse every stored packet of a device and show the progress");
   cmd->add_option("--device", *device, "Device id")->required();
   add_server_options(*cmd, *o);
-  cmd->add_option("--key", o->key, "Superadmin key (default: $FIELDLINE_KEY, then DATA/superadmin.key)");
+  cmd->add_option("--key", o->key,
+                  "Superadmin key, or an admin key of the device's mandate (default: $FIELDLINE_KEY, then "
+                  "DATA/superadmin.key)");
   cmd->add_option("--data", o->data, "Data directory holding superadmin.key")->capture_default_str();
   cmd->callback([o, device] {
     const int code = follow(*o, *device);

@@ -187,7 +187,8 @@ TEST(reparse_crash, kill_9_at_any_point_then_restart_finishes_with_only_new_read
   while (pipe && std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
   EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << out;
   EXPECT_NE(out.find("started"), std::string::npos) << out;
-  EXPECT_NE(out.find("done: 2000 packets parsed"), std::string::npos) << out;
+  EXPECT_NE(out.find("2000 of 2000 packets parsed, 2000 readings"), std::string::npos) << out;
+  EXPECT_NE(out.find("the new readings are live"), std::string::npos) << out;
   EXPECT_EQ(stop_server(*server), 0);
 }
 

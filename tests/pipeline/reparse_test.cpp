@@ -6,7 +6,9 @@
 #include <sstream>
 #include <thread>
 
+#include "api/http/server.hpp"
 #include "pipeline/pipeline_fixture.hpp"
+#include "support/watch_process.hpp"
 
 namespace fl::testing {
 
@@ -75,6 +77,8 @@ TEST_F(reparse, replaces_every_reading_with_one_from_the_current_parser) {
   ASSERT_EQ(job.status, 200);
   EXPECT_EQ(job.data().at("state"), "done");
   EXPECT_EQ(job.data().at("packets_done"), 5);
+  EXPECT_EQ(job.data().at("packets_total"), 5);
+  EXPECT_EQ(job.data().at("readings_created"), 5);  // was 0 however many were made
   EXPECT_FALSE(job.data().at("finished_at").is_null());
 }
 
@@ -145,6 +149,48 @@ TEST_F(reparse, only_admin_keys_start_one_and_other_mandates_see_nothing) {
   auto admin = call("POST", "/admin/v1/devices/" + device_ + "/reparse", superadmin_);
   EXPECT_EQ(admin.status, 202) << admin.text;
   EXPECT_EQ(call("GET", "/api/v1/devices/" + device_ + "/reparse", reader).data().at("state"), "running");
+}
+
+// `fieldline reparse` (the real executable) against a server on loopback.
+class reparse_cli : public reparse {
+ protected:
+  void SetUp() override {
+    reparse::SetUp();
+    reparse_config_.clean_grace = std::chrono::seconds(200);  // the default: the CLI must not wait it out
+    open();
+    server_ = std::make_unique<api::http_server>(*router_, api::server_limits{}, app_->feed.get(), nullptr);
+    server_->listen("127.0.0.1", 0);
+    thread_ = std::thread([this] { server_->run(false); });
+  }
+  void TearDown() override {
+    server_->stop();
+    thread_.join();
+  }
+  std::string server() const { return "127.0.0.1:" + std::to_string(server_->port()); }
+  std::unique_ptr<api::http_server> server_;
+  std::thread thread_;
+};
+
+TEST_F(reparse_cli, a_mandate_admin_key_reparses_and_the_command_returns_once_the_readings_are_live) {
+  send_many(5);
+  parse_all();
+  switch_parser();
+  app_->reparse.start();
+  watch_process cli({"--device", device_, "--server", server(), "--key", key_}, "reparse");
+  auto [status, err] = cli.finish();
+  const std::string out = cli.rest();
+  EXPECT_EQ(status, 0) << err << out;
+  EXPECT_NE(out.find("of 5 packets parsed, 5 readings"), std::string::npos) << out;
+  EXPECT_NE(out.find("the new readings are live"), std::string::npos) << out;
+  EXPECT_EQ(stream().at(0).at("data").at("v"), 0);  // payload 00, times ten
+  EXPECT_EQ(stream().at(1).at("data").at("v"), 10);
+}
+
+TEST_F(reparse_cli, a_read_only_key_is_told_why_it_may_not) {
+  watch_process cli({"--device", device_, "--server", server(), "--key", make_key(mandate_, "read_only")}, "reparse");
+  auto [status, err] = cli.finish();
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(err.find("read-only"), std::string::npos) << err;
 }
 
 }  // namespace fl::testing

@@ -1,5 +1,6 @@
 #pragma once
-// The real `fieldline watch ARGS...` with stdout and stderr on pipes, for tests; killed when destroyed.
+// The real `fieldline watch ARGS...` (or another subcommand) with stdout and stderr on pipes, for
+// tests; killed when destroyed.
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -16,14 +17,14 @@ namespace fl::testing {
 
 class watch_process {
  public:
-  explicit watch_process(const std::vector<std::string>& args) {
+  explicit watch_process(const std::vector<std::string>& args, const char* subcommand = "watch") {
     EXPECT_EQ(::pipe(out_), 0);
     EXPECT_EQ(::pipe(err_), 0);
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(out_[1], STDOUT_FILENO);
       ::dup2(err_[1], STDERR_FILENO);
-      std::vector<char*> argv{const_cast<char*>(FIELDLINE_BINARY), const_cast<char*>("watch")};
+      std::vector<char*> argv{const_cast<char*>(FIELDLINE_BINARY), const_cast<char*>(subcommand)};
       for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
       ::execv(FIELDLINE_BINARY, argv.data());
@@ -56,6 +57,14 @@ class watch_process {
     const auto end = pending_.find('\n');
     std::string out = pending_.substr(0, end);
     pending_.erase(0, end + 1);
+    return out;
+  }
+  // Everything on stdout until the process closes it (after finish(): what is left).
+  std::string rest() {
+    std::string out = std::move(pending_);
+    pending_.clear();
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out_[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
     return out;
   }
   // Waits for the process to exit on its own; its exit status and stderr.
