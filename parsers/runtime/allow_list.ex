@@ -183,6 +183,7 @@ defmodule Fieldline.AllowList do
     # The original platform's libraries (runtime modules, parsers/runtime/time_series.ex and
     # lib_wmbus.ex): only their public entry points.
     TimeSeries => [:fill_gaps],
+    LibWmbus => [],
     LibWmbus.Dib => [:parse_dib]
   }
 
