@@ -10,7 +10,7 @@ defmodule Parser do
     case json_decode(text) do
       {:ok, %{} = object} -> parse(object, %{})
       {:ok, _other} -> []
-      {:error, reason} -> raise ArgumentError, "payload is not JSON: #{reason}"
+      {:error, reason} -> raise ArgumentError, "payload is not JSON: #{inspect(reason)}"
     end
   end
 

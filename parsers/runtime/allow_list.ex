@@ -179,7 +179,12 @@ defmodule Fieldline.AllowList do
     :calendar => [:gregorian_seconds_to_datetime, :datetime_to_gregorian_seconds, :day_of_the_week,
                   :is_leap_year, :last_day_of_the_month, :valid_date, :date_to_gregorian_days,
                   :gregorian_days_to_date],
-    :erlang => Map.keys(@erlang)
+    :erlang => Map.keys(@erlang),
+    # The original platform's libraries (runtime modules, parsers/runtime/time_series.ex and
+    # lib_wmbus.ex): only their public entry points.
+    TimeSeries => [:fill_gaps],
+    LibWmbus => [],
+    LibWmbus.Dib => [:parse_dib]
   }
 
   # Calls the Elixir compiler emits for allowed constructs (compiled code only; parser source
@@ -242,7 +247,7 @@ defmodule Fieldline.AllowList do
   # back to Inspect.Any, which prints the map). No File.Stream, IO.Stream, GenEvent.Stream, URI,
   # Version, HashDict/HashSet or Macro.Env.
   @protocol_impls %{
-    Enumerable => [Date.Range, Function, List, Map, MapSet, Range, Stream],
+    Enumerable => [Date.Range, Function, List, Map, MapSet, Range, Stream, Timex.Interval],
     Collectable => [BitString, List, Map, MapSet],
     Inspect => [Any, Atom, BitString, Date, Date.Range, DateTime, Float, Function, Integer, Inspect.Error, List, Map,
                 MapSet, NaiveDateTime, PID, Port, Range, Reference, Regex, Stream, Time, Tuple],

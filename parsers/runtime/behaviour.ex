@@ -20,7 +20,7 @@ defmodule Platform.Parsing.Behaviour do
 
       def get(meta, path, default \\ nil), do: Platform.Parsing.Behaviour.get(meta, path, default)
       def get_last_reading(meta, query), do: Platform.Parsing.Behaviour.get_last_reading(meta, query)
-      def json_decode(text), do: Fieldline.Json.decode(text)
+      def json_decode(text), do: Fieldline.Json.platform_decode(text)
     end
   end
 

@@ -8,26 +8,55 @@ defmodule Fieldline.Json do
   @max_depth 512
 
   def decode(text) when is_binary(text) do
-    try do
-      {value, rest} = value(skip_ws(text), 0)
-
-      case skip_ws(rest) do
-        "" -> {:ok, value}
-        _ -> {:error, "unexpected data after JSON value"}
-      end
-    catch
-      {:json_error, reason} -> {:error, reason}
+    case run(text) do
+      {:ok, value} -> {:ok, value}
+      {:error, reason, _char, _offset} -> {:error, reason}
     end
   end
 
   def decode(_), do: {:error, "json_decode expects a string"}
 
-  defp fail(reason), do: throw({:json_error, reason})
+  @doc """
+  `json_decode/1` of `Platform.Parsing.Behaviour`: errors in the shape of the original platform's
+  JSON library, `{:error, {:invalid, <the character where decoding failed, "" at the end>, <its byte
+  offset>}}` (`"{invalid"` → `{:error, {:invalid, "i", 1}}`).
+  """
+  def platform_decode(text) when is_binary(text) do
+    case run(text) do
+      {:ok, value} -> {:ok, value}
+      {:error, _reason, char, offset} -> {:error, {:invalid, char, offset}}
+    end
+  end
+
+  def platform_decode(_), do: {:error, {:invalid, "", 0}}
+
+  defp run(text) do
+    try do
+      {value, rest} = value(skip_ws(text), 0)
+
+      case skip_ws(rest) do
+        "" -> {:ok, value}
+        other -> fail("unexpected data after JSON value", other)
+      end
+    catch
+      {:json_error, reason, rest} ->
+        char =
+          case rest do
+            <<c::utf8, _::binary>> -> <<c::utf8>>
+            <<c, _::binary>> -> <<c>>
+            _ -> ""
+          end
+
+        {:error, reason, char, byte_size(text) - byte_size(rest)}
+    end
+  end
+
+  defp fail(reason, rest), do: throw({:json_error, reason, rest})
 
   defp skip_ws(<<c, rest::binary>>) when c in [?\s, ?\t, ?\n, ?\r], do: skip_ws(rest)
   defp skip_ws(text), do: text
 
-  defp value(_, depth) when depth > @max_depth, do: fail("JSON nested too deeply")
+  defp value(text, depth) when depth > @max_depth, do: fail("JSON nested too deeply", text)
   defp value("{" <> rest, depth), do: object(skip_ws(rest), %{}, depth + 1)
   defp value("[" <> rest, depth), do: array(skip_ws(rest), [], depth + 1)
   defp value("\"" <> rest, _), do: string(rest, [])
@@ -35,8 +64,8 @@ defmodule Fieldline.Json do
   defp value("false" <> rest, _), do: {false, rest}
   defp value("null" <> rest, _), do: {nil, rest}
   defp value(<<c, _::binary>> = text, _) when c == ?- or c in ?0..?9, do: number(text)
-  defp value("", _), do: fail("unexpected end of JSON")
-  defp value(_, _), do: fail("unexpected character in JSON")
+  defp value("", _), do: fail("unexpected end of JSON", "")
+  defp value(text, _), do: fail("unexpected character in JSON", text)
 
   defp object("}" <> rest, acc, _), do: {acc, rest}
 
@@ -51,19 +80,19 @@ defmodule Fieldline.Json do
         case skip_ws(rest) do
           "," <> rest -> object_member(skip_ws(rest), acc, depth)
           "}" <> rest -> {acc, rest}
-          _ -> fail("expected , or } in object")
+          other -> fail("expected , or } in object", other)
         end
 
-      _ ->
-        fail("expected : after object key")
+      other ->
+        fail("expected : after object key", other)
     end
   end
 
-  defp object(_, _, _), do: fail("expected string key in object")
+  defp object(text, _, _), do: fail("expected string key in object", text)
 
   # After a comma a member must follow: `{"a": 1,}` is not JSON.
   defp object_member("\"" <> _ = text, acc, depth), do: object(text, acc, depth)
-  defp object_member(_, _, _), do: fail("expected string key after , in object")
+  defp object_member(text, _, _), do: fail("expected string key after , in object", text)
 
   defp array("]" <> rest, acc, _), do: {Enum.reverse(acc), rest}
 
@@ -73,17 +102,17 @@ defmodule Fieldline.Json do
     case skip_ws(rest) do
       "," <> rest -> array_element(skip_ws(rest), [v | acc], depth)
       "]" <> rest -> {Enum.reverse([v | acc]), rest}
-      _ -> fail("expected , or ] in array")
+      other -> fail("expected , or ] in array", other)
     end
   end
 
   # After a comma a value must follow: `[1,]` is not JSON.
-  defp array_element("]" <> _, _, _), do: fail("expected a value after , in array")
+  defp array_element("]" <> _ = text, _, _), do: fail("expected a value after , in array", text)
   defp array_element(text, acc, depth), do: array(text, acc, depth)
 
   defp string("\"" <> rest, acc) do
     s = IO.iodata_to_binary(Enum.reverse(acc))
-    if String.valid?(s), do: {s, rest}, else: fail("invalid UTF-8 in string")
+    if String.valid?(s), do: {s, rest}, else: fail("invalid UTF-8 in string", rest)
   end
 
   defp string("\\" <> <<e, rest::binary>>, acc) do
@@ -97,42 +126,42 @@ defmodule Fieldline.Json do
       ?r -> string(rest, ["\r" | acc])
       ?t -> string(rest, ["\t" | acc])
       ?u -> unicode(rest, acc)
-      _ -> fail("invalid escape in string")
+      _ -> fail("invalid escape in string", <<e, rest::binary>>)
     end
   end
 
-  defp string(<<c, _::binary>>, _) when c < 0x20, do: fail("control character in string")
+  defp string(<<c, _::binary>> = text, _) when c < 0x20, do: fail("control character in string", text)
   defp string(<<c, rest::binary>>, acc), do: string(rest, [c | acc])
-  defp string("", _), do: fail("unterminated string")
+  defp string("", _), do: fail("unterminated string", "")
 
   defp unicode(<<h::binary-size(4), rest::binary>>, acc) do
-    cp = hex4(h)
+    cp = hex4(h, rest)
 
     cond do
       cp in 0xD800..0xDBFF ->
         case rest do
           <<"\\u", l::binary-size(4), rest2::binary>> ->
-            low = hex4(l)
-            if low in 0xDC00..0xDFFF, do: string(rest2, [<<(0x10000 + (cp - 0xD800) * 0x400 + (low - 0xDC00))::utf8>> | acc]), else: fail("invalid surrogate pair")
+            low = hex4(l, rest2)
+            if low in 0xDC00..0xDFFF, do: string(rest2, [<<(0x10000 + (cp - 0xD800) * 0x400 + (low - 0xDC00))::utf8>> | acc]), else: fail("invalid surrogate pair", rest2)
 
           _ ->
-            fail("lone surrogate in string")
+            fail("lone surrogate in string", rest)
         end
 
       cp in 0xDC00..0xDFFF ->
-        fail("lone surrogate in string")
+        fail("lone surrogate in string", rest)
 
       true ->
         string(rest, [<<cp::utf8>> | acc])
     end
   end
 
-  defp unicode(_, _), do: fail("truncated \\u escape")
+  defp unicode(text, _), do: fail("truncated \\u escape", text)
 
-  defp hex4(h) do
+  defp hex4(h, rest) do
     case Integer.parse(h, 16) do
-      {n, ""} -> n
-      _ -> fail("invalid \\u escape")
+      {n, ""} when n >= 0 -> n
+      _ -> fail("invalid \\u escape", rest)
     end
   end
 
@@ -157,11 +186,11 @@ defmodule Fieldline.Json do
   defp take_int("0" <> rest), do: {"0", rest}
 
   defp take_int(<<c, _::binary>> = text) when c in ?1..?9, do: digits(text, "")
-  defp take_int(_), do: fail("invalid number")
+  defp take_int(text), do: fail("invalid number", text)
 
   defp take_frac("." <> rest) do
     case digits(rest, "") do
-      {"", _} -> fail("invalid number fraction")
+      {"", rest} -> fail("invalid number fraction", rest)
       {d, rest} -> {"." <> d, rest}
     end
   end
@@ -177,7 +206,7 @@ defmodule Fieldline.Json do
       end
 
     case digits(rest, "") do
-      {"", _} -> fail("invalid number exponent")
+      {"", rest} -> fail("invalid number exponent", rest)
       {d, rest} -> {"e" <> sign <> d, rest}
     end
   end

@@ -60,8 +60,9 @@ defmodule Fieldline.Normalize do
   defp timestamp(other), do: throw({:bad, "measured_at must be a DateTime, got #{short(other)}"})
 
   defp location({lon, lat}) when is_number(lon) and is_number(lat), do: [lon, lat]
+  defp location([lon, lat]) when is_number(lon) and is_number(lat), do: [lon, lat]
   defp location(nil), do: nil
-  defp location(other), do: throw({:bad, "location must be {lon, lat}, got #{short(other)}"})
+  defp location(other), do: throw({:bad, "location must be {lon, lat} or [lon, lat], got #{short(other)}"})
 
   defp fields(%{} = map) do
     Map.new(map, fn {profile, values} ->

@@ -28,6 +28,8 @@ defmodule Timex do
   end
 
   def to_datetime(%Date{} = d, zone), do: to_datetime(NaiveDateTime.new!(d, ~T[00:00:00]), zone)
+  # Unix seconds (what `x_post_calc_fun: &Timex.to_datetime/1` gets back after `&Timex.to_unix/1`).
+  def to_datetime(seconds, zone) when is_integer(seconds), do: to_datetime(DateTime.from_unix!(seconds), zone)
   def to_datetime({{_, _, _}, {_, _, _}} = erl, zone), do: to_datetime(NaiveDateTime.from_erl!(erl), zone)
 
   def to_naive_datetime(%DateTime{} = dt), do: DateTime.to_naive(dt)
@@ -175,11 +177,31 @@ defmodule Timex do
 end
 
 defmodule Timex.Interval do
-  @moduledoc "Timex.Interval basics: new(from:, until:), duration/2, contains?/2."
-  defstruct from: nil, until: nil, left_open: false, right_open: true
+  @moduledoc """
+  Timex.Interval basics: `new/1` (`from:`, `until:` a value or a shift keyword list, `left_open:`,
+  `right_open:`, `step:`), `duration/2`, `contains?/2`, and enumeration (`Enum.map(interval, ...)`)
+  from `from` in `step`s (default `[days: 1]`) up to `until` (excluded unless `right_open: false`;
+  `from` excluded when `left_open: true`).
+
+  A parser can forge `%{__struct__: Timex.Interval, ...}`, so enumeration (`Enumerable.Timex.Interval`)
+  trusts no field: `from`/`until` must be ISO-calendar `DateTime`, `NaiveDateTime` or `Date` values of
+  the same kind with years in 0..9999, `step` a non-empty keyword list of positive integer amounts of
+  known units, and an interval yields at most 10000 values (more raises `ArgumentError`).
+  """
+  defstruct from: nil, until: nil, left_open: false, right_open: true, step: [days: 1]
+
+  @max_steps 10_000
+  @step_units [:years, :months, :weeks, :days, :hours, :minutes, :seconds, :milliseconds, :microseconds]
+  @max_amount 1_000_000
 
   def new(opts) do
-    %__MODULE__{from: Keyword.fetch!(opts, :from), until: until(opts)}
+    %__MODULE__{
+      from: Keyword.fetch!(opts, :from),
+      until: until(opts),
+      left_open: Keyword.get(opts, :left_open, false),
+      right_open: Keyword.get(opts, :right_open, true),
+      step: Keyword.get(opts, :step, days: 1)
+    }
   end
 
   defp until(opts) do
@@ -193,4 +215,94 @@ defmodule Timex.Interval do
 
   def contains?(%__MODULE__{from: from, until: until}, value),
     do: Timex.compare(value, from) >= 0 and Timex.compare(value, until) < 0
+
+  @doc "The most values one interval yields when enumerated."
+  def max_steps, do: @max_steps
+
+  @doc false
+  # Enumerable.Timex.Interval: validates a (possibly forged) interval, then folds over its values.
+  def reduce(interval, acc, fun) do
+    %{from: from, until: until, left_open: left_open, right_open: right_open, step: step} = validate!(interval)
+    first = if left_open, do: Timex.shift(from, step), else: from
+    walk(first, until, right_open, step, acc, fun, 0)
+  end
+
+  defp walk(_value, _until, _right_open, _step, {:halt, acc}, _fun, _n), do: {:halted, acc}
+  defp walk(value, until, right_open, step, {:suspend, acc}, fun, n),
+    do: {:suspended, acc, &walk(value, until, right_open, step, &1, fun, n)}
+
+  defp walk(value, until, right_open, step, {:cont, acc}, fun, n) do
+    c = Timex.compare(value, until)
+
+    cond do
+      c > 0 or (c == 0 and right_open) ->
+        {:done, acc}
+
+      n >= @max_steps ->
+        raise ArgumentError, "Timex.Interval yields more than #{@max_steps} values"
+
+      true ->
+        walk(Timex.shift(value, step), until, right_open, step, fun.(value, acc), fun, n + 1)
+    end
+  end
+
+  defp validate!(%{__struct__: __MODULE__, from: from, until: until, left_open: lo, right_open: ro, step: step})
+       when is_boolean(lo) and is_boolean(ro) do
+    unless same_kind?(from, until) and valid_point?(from) and valid_point?(until),
+      do: raise(ArgumentError, "Timex.Interval: from and until must be valid dates or datetimes of the same kind")
+
+    unless valid_step?(step),
+      do: raise(ArgumentError, "Timex.Interval: step must be a keyword list of positive integer amounts of #{inspect(@step_units)}")
+
+    %{from: from, until: until, left_open: lo, right_open: ro, step: step}
+  end
+
+  defp validate!(_), do: raise(ArgumentError, "not a valid Timex.Interval")
+
+  defp same_kind?(%DateTime{}, %DateTime{}), do: true
+  defp same_kind?(%NaiveDateTime{}, %NaiveDateTime{}), do: true
+  defp same_kind?(%Date{}, %Date{}), do: true
+  defp same_kind?(_, _), do: false
+
+  # Rebuilding the value checks every field (a forged struct with bad fields fails here).
+  defp valid_point?(%DateTime{calendar: Calendar.ISO, year: y} = dt) when is_integer(y) and y in 0..9999 do
+    with true <- is_binary(dt.time_zone) and is_integer(dt.utc_offset) and is_integer(dt.std_offset),
+         {:ok, _} <- NaiveDateTime.new(dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second, dt.microsecond) do
+      true
+    else
+      _ -> false
+    end
+  rescue
+    _ -> false
+  end
+
+  defp valid_point?(%NaiveDateTime{calendar: Calendar.ISO, year: y} = n) when is_integer(y) and y in 0..9999 do
+    match?({:ok, _}, NaiveDateTime.new(n.year, n.month, n.day, n.hour, n.minute, n.second, n.microsecond))
+  rescue
+    _ -> false
+  end
+
+  defp valid_point?(%Date{calendar: Calendar.ISO, year: y} = d) when is_integer(y) and y in 0..9999 do
+    match?({:ok, _}, Date.new(d.year, d.month, d.day))
+  rescue
+    _ -> false
+  end
+
+  defp valid_point?(_), do: false
+
+  defp valid_step?([_ | _] = step) do
+    Enum.all?(step, fn
+      {unit, n} -> unit in @step_units and is_integer(n) and n > 0 and n <= @max_amount
+      _ -> false
+    end)
+  end
+
+  defp valid_step?(_), do: false
+end
+
+defimpl Enumerable, for: Timex.Interval do
+  def reduce(interval, acc, fun), do: Timex.Interval.reduce(interval, acc, fun)
+  def count(_interval), do: {:error, __MODULE__}
+  def member?(_interval, _value), do: {:error, __MODULE__}
+  def slice(_interval), do: {:error, __MODULE__}
 end

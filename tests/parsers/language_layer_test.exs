@@ -237,6 +237,45 @@ defmodule AstCheckTest do
   end
 end
 
+defmodule PlatformLibrariesLayerTest do
+  @moduledoc "The platform libraries are runtime modules: parser code reaches them only at their entry points."
+  use ExUnit.Case, async: true
+  import LanguageLayer.Helpers
+
+  @calls """
+  def parse(b, _) do
+    pts = [%{x: 0, y: 0}, %{x: 2, y: 2}]
+    i = Timex.Interval.new(from: ~U[2019-01-01 00:00:00Z], until: [hours: 2], step: [minutes: 60])
+    {LibWmbus.Dib.parse_dib(b), Enum.map(i, &Timex.to_unix/1), &Timex.to_datetime/1,
+     TimeSeries.fill_gaps(pts, fn _, _ -> [] end, :linear, x_access_path: [Access.elem(1), :x], y_access_path: [:y])}
+  end
+  """
+
+  test "the calls the reference parsers make pass both checks" do
+    assert :ok = ast_check(@calls)
+    assert :ok = beam_only(@calls)
+  end
+
+  test "other functions of the library modules are refused by both checks" do
+    for {body, call} <- [{"def parse(_, _), do: TimeSeries.max_points()", "TimeSeries.max_points"},
+                         {"def parse(_, _), do: LibWmbus.Dib.__info__(:functions)", "LibWmbus.Dib.__info__"},
+                         {"def parse(_, _), do: &TimeSeries.max_points/0", "TimeSeries.max_points"}] do
+      assert {:error, [{2, ast} | _]} = ast_check(body)
+      assert ast =~ call
+      assert {:error, [{2, beam} | _]} = beam_only(body)
+      assert beam =~ call
+    end
+  end
+
+  test "the library namespace is not a way to other modules" do
+    assert {:error, _} = ast_check("def parse(_, _), do: LibWmbus.Evil.run()")
+    assert {:error, _} = beam_only("def parse(_, _), do: LibWmbus.Evil.run()")
+    # An alias of the namespace resolves: W.Dib is LibWmbus.Dib, W.Evil still nothing.
+    assert :ok = ast_check("alias LibWmbus, as: W\ndef parse(b, _), do: W.Dib.parse_dib(b)")
+    assert {:error, _} = ast_check("alias LibWmbus, as: W\ndef parse(_, _), do: W.Evil.run()")
+  end
+end
+
 defmodule CompileWithoutLoadTest do
   use ExUnit.Case, async: false
   import LanguageLayer.Helpers

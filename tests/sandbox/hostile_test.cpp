@@ -149,6 +149,12 @@ const runtime_case contained[] = {
     {"forged_regex_pattern", outcome_kind::ok, ""},
     // An exception message of any size is stored cut to 4 KiB (an outside probe stored 16 MiB).
     {"huge_error_message", outcome_kind::parse_error, "more bytes cut"},
+    // The platform libraries: a forged or giant Timex.Interval and a gap flood stop at their bounds
+    // with a clean error; hostile M-Bus bytes decode to records of unknown data.
+    {"forged_interval_struct", outcome_kind::parse_error, "step must be"},
+    {"giant_interval", outcome_kind::parse_error, "more than 10000 values"},
+    {"fill_gaps_flood", outcome_kind::parse_error, "at most 10000 points"},
+    {"hostile_wmbus_bytes", outcome_kind::ok, ""},
 };
 
 // Test names carry the file; so does what gtest prints for a parameter.
