@@ -118,6 +118,7 @@ struct request_context {
   const query_params& query;
   principal caller;
   std::vector<std::pair<std::string_view, std::string>> params;  // decoded path variables
+  std::string_view secret;  // the key or token presented (streams and replays check it again later)
 
   [[nodiscard]] const std::string& param(std::string_view name) const;
   // The mandate the request acts in (resource routes guarantee it is set).

@@ -30,6 +30,11 @@ void principal_cache::invalidate() {
   by_hash_.clear();
 }
 
+std::uint64_t principal_cache::generation() const {
+  std::lock_guard lock(mutex_);
+  return generation_;
+}
+
 std::size_t principal_cache::size() const {
   std::lock_guard lock(mutex_);
   return by_hash_.size();

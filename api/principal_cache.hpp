@@ -28,6 +28,9 @@ class principal_cache {
   [[nodiscard]] api_result<principal> resolve(std::string_view secret);
   void invalidate();
   [[nodiscard]] std::size_t size() const;
+  // Counts invalidations: what outlives its request (a stream, a replay) resolves its key again
+  // when this moved.
+  [[nodiscard]] std::uint64_t generation() const;
 
  private:
   storage::records& records_;

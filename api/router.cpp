@@ -197,7 +197,7 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     rate = meter(*caller);
     if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);
     if (auto denied = check_access(found->level, *caller)) return with_rate_headers(error_response(*denied), rate);
-    request_context ctx{app_, request, *query, *caller, std::move(params)};
+    request_context ctx{app_, request, *query, *caller, std::move(params), *key};
     return with_rate_headers(found->handler(ctx), rate);
   } catch (const std::exception& e) {
     spdlog::error("handler failed on {} {}: {}", request.method, request.path, e.what());

@@ -209,11 +209,16 @@ http_response list_actions(request_context& ctx) {
   };
   const auto before = page_req->before;
   const auto after = page_req->after;
-  auto keep = [&](const json::object& a) {
+  // Whether an action is of this list at all (the path and what the key may read); `keep` adds the
+  // query's filters. A retrieve_after cursor must name an action of the list.
+  auto belongs = [&](const json::object& a) {
     if (!devices.empty() && std::find(devices.begin(), devices.end(), id_field(a, "device_id")) == devices.end())
       return false;
     if (!interface_id.is_nil() && id_field(a, "interface_id") != interface_id) return false;
-    if (!readable->contains(id_field(a, "device_id"))) return false;
+    return readable->contains(id_field(a, "device_id"));
+  };
+  auto keep = [&](const json::object& a) {
+    if (!belongs(a)) return false;
     if (!text_is(a, "state", state) || !text_is(a, "type", type)) return false;
     if (before || after) {
       const auto* at = a.if_contains("inserted_at");
@@ -229,7 +234,7 @@ http_response list_actions(request_context& ctx) {
     // Action ids are time-ordered: the page is read straight off the store's order.
     if (page_req->retrieve_after) {
       auto known = ctx.app.actions.find(ctx.mandate(), *page_req->retrieve_after, uuid::nil(), uuid::nil());
-      if (!known) return error_response(bad_request("retrieve_after names no action of this list"));
+      if (!known || !belongs(*known)) return error_response(bad_request("retrieve_after names no action of this list"));
     }
     auto got =
         ctx.app.actions.page(ctx.mandate(), {keep, page_req->retrieve_after, page_req->descending, page_req->limit});

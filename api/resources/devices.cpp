@@ -390,6 +390,56 @@ std::optional<api_error> refuse_unless_device(request_context& ctx, const uuid& 
   return std::nullopt;
 }
 
+namespace {
+
+// Who a stream reads for, as of the last check.
+struct stream_reader_state {
+  app_context& app;
+  uuid mandate;
+  std::string secret;
+  std::uint64_t generation;
+  role access;
+  std::shared_ptr<const pipeline::access_rules> rules;
+  bool revoked = false;
+
+  void check_key() {
+    const auto now = app.principals.generation();
+    if (now == generation || revoked) return;
+    generation = now;
+    auto again = app.principals.resolve(secret);
+    const bool reads =
+        again && again->mandate == mandate &&
+        (again->access == role::admin || again->access == role::read_only || again->access == role::member);
+    if (!reads) {
+      revoked = true;
+      return;
+    }
+    access = again->access;
+    rules = again->rules;
+  }
+};
+
+}  // namespace
+
+chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devices, chunk_reader read) {
+  auto state = std::make_shared<stream_reader_state>(
+      stream_reader_state{ctx.app, ctx.mandate(), std::string(ctx.secret), ctx.app.principals.generation(),
+                          ctx.caller.access, ctx.caller.rules});
+  return [state, devices = std::move(devices), read = std::move(read)](
+             std::size_t i, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+    state->check_key();
+    if (state->revoked) return std::vector<storage::ordered_item>{};
+    if (state->access == role::member) {
+      auto doc = state->app.records.get({record_kind::device, state->mandate, devices[i]});
+      if (!doc) return doc.error();
+      if (!*doc || !state->rules ||
+          !state->rules->allows(pipeline::resource_type::device, pipeline::operation::read, **doc))
+        return std::vector<storage::ordered_item>{};
+    }
+    return read(i, o);
+  };
+}
+
 api_result<std::vector<uuid>> select_devices(request_context& ctx, const std::string& type,
                                              const std::string& identifier) {
   auto renderer = device_renderer::load(ctx);

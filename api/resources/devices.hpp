@@ -2,6 +2,7 @@
 // Devices: list (with selectors and per-folder), show, create (with inline folder creation), edit,
 // delete; and their interfaces.
 #include "api/context.hpp"
+#include "api/resources/merged_items.hpp"
 
 namespace fl::api {
 
@@ -36,6 +37,13 @@ class readable_devices {
 // keys are restricted per device, so other keys cost no store read.
 [[nodiscard]] std::optional<api_error> refuse_unless_device(request_context& ctx, const uuid& device,
                                                             pipeline::operation op);
+
+// For what outlives its request (NDJSON streams, websocket replays): `read` wrapped so that each
+// chunk of device `i` is read only while the caller may still read it. When a key, group or
+// mandate write happened since, the presented key is resolved again: a deleted or demoted key ends
+// every source. For member keys each chunk also checks the device as stored now against the
+// current rules, so a device renamed out of reach ends its source (at most one chunk later).
+[[nodiscard]] chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devices, chunk_reader read);
 
 // Stored devices as REST shows them (folders and interfaces filled in), in the same order.
 [[nodiscard]] api_result<std::vector<boost::json::object>> render_devices(request_context& ctx,

@@ -165,6 +165,8 @@ http_response packets_list(request_context& ctx, const std::vector<uuid>& device
   list.read = [&app = ctx.app, mandate = ctx.mandate(), devices](std::size_t i, const storage::scan_options& o) {
     return app.packets.page(mandate, devices[i], o);
   };
+  // A stream outlives its request: it stops reading what the caller may no longer read.
+  if (mode == list_mode::stream) list.read = rechecked_reader(ctx, devices, std::move(list.read));
   return answer_list(list, mode, *timeout);
 }
 

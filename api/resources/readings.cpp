@@ -109,6 +109,8 @@ http_response readings_list(request_context& ctx, const std::vector<uuid>& devic
                                                                                      const storage::scan_options& o) {
     return app.readings.page(mandate, devices[i], generations[i], order, o);
   };
+  // A stream outlives its request: it stops reading what the caller may no longer read.
+  if (mode == list_mode::stream) list.read = rechecked_reader(ctx, devices, std::move(list.read));
   return answer_list(list, mode, *timeout);
 }
 

@@ -23,6 +23,7 @@ constexpr std::size_t replay_chunk = 16;
 // Stored items of `devices` inserted after `after`, oldest first, merged across devices.
 class stored_replay final : public replay_source {
  public:
+  // reader() must be given before the first next().
   stored_replay(app_context& app, socket_filter filter, std::vector<uuid> devices, micros after)
       : app_(app), filter_(filter), devices_(std::move(devices)), after_(after) {}
 
@@ -42,6 +43,13 @@ class stored_replay final : public replay_source {
     return out;
   }
 
+  // One chunk of device `i`'s stored items (what the checked reader reads through).
+  storage::result<std::vector<storage::ordered_item>> read_stored(std::size_t i, const storage::scan_options& o) {
+    if (filter_.stream == socket_stream::packets) return app_.packets.page_by_inserted(filter_.mandate, devices_[i], o);
+    return app_.readings.page(filter_.mandate, devices_[i], generations_[i], storage::reading_order::inserted_at, o);
+  }
+  void reader(chunk_reader checked) { read_ = std::move(checked); }
+
  private:
   // On the first call, which the session makes once it receives live changes: items inserted up to
   // now are replayed, later ones come live (the session drops what both deliver). The cut comes
@@ -56,15 +64,7 @@ class stored_replay final : public replay_source {
         generations_.push_back(*g);
       }
     }
-    merged_.emplace(
-        devices_.size(), base,
-        [this](std::size_t i, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
-          if (filter_.stream == socket_stream::packets)
-            return app_.packets.page_by_inserted(filter_.mandate, devices_[i], o);
-          return app_.readings.page(filter_.mandate, devices_[i], generations_[i], storage::reading_order::inserted_at,
-                                    o);
-        },
-        replay_chunk);
+    merged_.emplace(devices_.size(), base, read_, replay_chunk);
     return true;
   }
 
@@ -96,6 +96,7 @@ class stored_replay final : public replay_source {
   std::vector<std::int64_t> generations_;
   std::optional<merged_items> merged_;
   std::map<uuid, std::optional<json::object>> interfaces_;
+  chunk_reader read_;  // rechecked_reader over read_stored(): the replay stops what may no longer be read
 };
 
 // RFC 6455 4.2.1: the key is 16 random bytes in base64 (22 characters, the last of them carrying 2
@@ -159,6 +160,10 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
       break;
     }
     case socket_scope::mandate:
+      // wire-contract.md: the mandate's sockets are for admin and read-only keys; members follow
+      // the devices and folders their rules let them read.
+      if (ctx.caller.access == role::member)
+        return error_response(forbidden("member keys may follow devices and folders, not the whole mandate"));
       if (*after) devices = mandate_devices(ctx);
       break;
   }
@@ -169,7 +174,15 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
   if (auto refused = bad_handshake(ctx.request)) return std::move(*refused);
   auto upgrade = std::make_shared<socket_upgrade>();
   upgrade->filter = filter;
-  if (*after) upgrade->replay = std::make_shared<stored_replay>(ctx.app, filter, std::move(*devices), **after);
+  if (*after) {
+    auto replay = std::make_shared<stored_replay>(ctx.app, filter, *devices, **after);
+    // The replay outlives the request: each chunk is read only while the key may still read it.
+    // (The reader lives in the replay it points to.)
+    replay->reader(rechecked_reader(
+        ctx, std::move(*devices),
+        [r = replay.get()](std::size_t i, const storage::scan_options& o) { return r->read_stored(i, o); }));
+    upgrade->replay = std::move(replay);
+  }
   http_response answer;
   answer.status = 101;
   answer.upgrade = std::move(upgrade);

@@ -1,6 +1,7 @@
 // Groups and member keys (issue 11): a member key may do exactly what its groups' rules grant, on
 // every route; lists leave out what it may not read; key, group and mandate writes take effect on
 // the next request (the principal cache is invalidated).
+#include <algorithm>
 #include <map>
 
 #include "api/routes.hpp"
@@ -45,6 +46,38 @@ class groups : public api_fixture {
       auto r = call("POST", "/api/v1/devices/" + device + "/interfaces", admin_,
                     json::object{{"interface", json::object{{"driver_instance_id", instance}}}});
       ASSERT_EQ(r.status, 201) << r.text;
+    }
+  }
+  // A stream as the server hands it out, to be read piece by piece (call() reads it whole).
+  std::shared_ptr<api::body_stream> open_stream(const std::string& path, const std::string& key) const {
+    auto res = router_->handle(api::http_request{.method = "GET", .path = path, .api_key_header = key});
+    EXPECT_EQ(res.status, 200) << res.body;
+    return res.stream;
+  }
+  // The stored replay of a websocket opened with ?after=, read item by item.
+  std::shared_ptr<api::replay_source> open_replay(const std::string& path, const std::string& key) const {
+    auto res = router_->handle(api::http_request{.method = "GET",
+                                                 .path = path,
+                                                 .query = "after=2000-01-01T00:00:00Z",
+                                                 .api_key_header = key,
+                                                 .websocket_upgrade = true,
+                                                 .websocket_version = "13",
+                                                 .websocket_key = "dGhlIHNhbXBsZSBub25jZQ=="});
+    EXPECT_EQ(res.status, 101) << res.body;
+    return res.upgrade ? res.upgrade->replay : nullptr;
+  }
+  // Lines of the rest of a stream, once it ended.
+  static std::size_t lines_to_the_end(api::body_stream& stream) {
+    std::size_t lines = 0;
+    for (std::string piece = stream.next(); !piece.empty(); piece = stream.next())
+      lines += static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
+    return lines;
+  }
+  void post_packets(const std::string& device, int count) const {
+    for (int i = 0; i < count; ++i) {
+      auto r = call("POST", "/api/v1/devices/" + device + "/packets", admin_,
+                    json::object{{"packet", json::object{{"payload_encoding", "none"}}}});
+      ASSERT_EQ(r.status, 200) << r.text;
     }
   }
   std::string mandate_, admin_, open_folder_, secret_folder_, open_device_, secret_device_, group_, member_;
@@ -136,6 +169,68 @@ INSTANTIATE_TEST_SUITE_P(
         route_case{"images_of_another_device", "GET", "/api/v1/devices/{secret}/images", "", 403}),
     [](const ::testing::TestParamInfo<route_case>& test) { return std::string(test.param.name); });
 
+// ---- streams and replays outlive their request: they stop what may no longer be read ----
+
+// 600 packets: a stream holds at most one chunk (256 per device) read before a change.
+constexpr int stream_packets = 600;
+
+TEST_F(groups, a_stream_ends_once_its_key_is_deleted) {
+  post_packets(open_device_, stream_packets);
+  const auto reader = make_key(mandate_, "read_only");
+  auto stream = open_stream("/api/v1/devices/" + open_device_ + "/packets/stream", reader);
+  ASSERT_TRUE(stream);
+  std::string first = stream->next();
+  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  std::string id;
+  for (const auto& k : listed.data().as_array())
+    if (k.at("name") == "read_only") id = std::string(k.at("id").as_string());
+  ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + id, superadmin_).status, 200);
+  const auto total = std::count(first.begin(), first.end(), '\n') + lines_to_the_end(*stream);
+  EXPECT_LT(total, stream_packets);
+}
+
+TEST_F(groups, a_members_stream_ends_once_the_device_is_renamed_out_of_reach) {
+  post_packets(open_device_, stream_packets);
+  auto stream = open_stream("/api/v1/devices/" + open_device_ + "/packets/stream", member_);
+  ASSERT_TRUE(stream);
+  std::string first = stream->next();
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, admin_,
+                 json::object{{"device", json::object{{"name", "hidden-1"}}}})
+                .status,
+            200);
+  const auto total = std::count(first.begin(), first.end(), '\n') + lines_to_the_end(*stream);
+  EXPECT_LT(total, stream_packets);
+}
+
+TEST_F(groups, a_members_stream_ends_once_its_rules_no_longer_cover_the_device) {
+  post_packets(open_device_, stream_packets);
+  auto stream = open_stream("/api/v1/tags/" + open_folder_ + "/packets/stream", member_);
+  ASSERT_TRUE(stream);
+  std::string first = stream->next();
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/groups/" + group_, superadmin_,
+                 json::object{{"group", json::object{{"rules", json::array{rule("tag", "^open", true)}}}}})
+                .status,
+            200);
+  const auto total = std::count(first.begin(), first.end(), '\n') + lines_to_the_end(*stream);
+  EXPECT_LT(total, stream_packets);
+}
+
+TEST_F(groups, a_members_replay_stops_once_the_device_is_renamed_out_of_reach) {
+  post_packets(open_device_, 100);
+  auto replay = open_replay("/api/v1/tags/" + open_folder_ + "/packets/socket", member_);
+  ASSERT_TRUE(replay);
+  auto first = replay->next(1, 1 << 20);
+  ASSERT_TRUE(first && first->size() == 1u);
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + open_device_, admin_,
+                 json::object{{"device", json::object{{"name", "hidden-1"}}}})
+                .status,
+            200);
+  std::size_t total = 1;
+  for (auto more = replay->next(100, 1 << 20); more && !more->empty(); more = replay->next(100, 1 << 20))
+    total += more->size();
+  EXPECT_LE(total, 16u);  // at most the one chunk read before the rename
+}
+
 // ---- lists leave out what may not be read ----
 
 TEST_F(groups, a_readable_device_shows_only_the_folders_the_member_may_read) {
@@ -173,6 +268,15 @@ TEST_F(groups, mandate_wide_action_routes_reach_only_readable_devices) {
   EXPECT_EQ(call("GET", "/api/v1/actions/" + action_of[secret_device_], member_).status, 403);
   EXPECT_EQ(call("POST", "/api/v1/actions/" + action_of[secret_device_] + "/cancel", member_).status, 403);
   EXPECT_EQ(call("GET", "/api/v1/actions/" + action_of[secret_device_], admin_).data().at("state"), "pending");
+  // A cursor naming an action the member may not read is one that names nothing (no existence leak),
+  // on the mandate's list and on a device's.
+  const auto made_up = call("GET", "/api/v1/actions?retrieve_after=" + uuid::random().str(), member_);
+  EXPECT_EQ(made_up.status, 400);
+  for (const std::string& path : {std::string("/api/v1/actions"), "/api/v1/devices/" + open_device_ + "/actions"}) {
+    auto cursor = call("GET", path + "?retrieve_after=" + action_of[secret_device_], member_);
+    EXPECT_EQ(cursor.status, 400) << path << ": " << cursor.text;
+    EXPECT_EQ(cursor.text, made_up.text) << path;
+  }
 }
 
 TEST_F(groups, mandate_wide_schedule_routes_reach_only_readable_devices) {

@@ -87,24 +87,24 @@ TEST_F(websockets, a_bad_key_is_refused_at_the_upgrade_with_401) {
   EXPECT_EQ(probe_->end(none)->refused_status, 401);
 }
 
-TEST_F(websockets, a_members_mandate_socket_pushes_only_devices_its_rules_let_it_read) {
-  const auto open_device = make_device(key_, "open-1", folder_);
-  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true)})});
-  auto s = open("/api/v1/packets/socket", member);
-  post_packet(key_, device_);  // d1: not for the member
-  const auto seen = post_packet(key_, open_device);
-  // A marker after both: once it is in, everything before it was either pushed or never will be.
-  const auto marker = post_packet(key_, open_device);
-  ASSERT_TRUE(probe_->wait_frames(s, 2));
-  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{seen, marker}));
+TEST_F(websockets, a_member_key_is_refused_the_mandate_scope_with_403) {
+  // wire-contract.md: the whole mandate is for admin and read-only keys, whatever the rules say.
+  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", ".", true)})});
+  auto s = probe_->open("/api/v1/packets/socket", member);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->refused_status, 403);
+  // Read-only keys may follow the whole mandate.
+  auto ro = open("/api/v1/readings/socket", make_key(mandate_, "read_only"));
+  EXPECT_FALSE(probe_->end(ro));
 }
 
-TEST_F(websockets, a_members_mandate_replay_holds_only_devices_its_rules_let_it_read) {
+TEST_F(websockets, a_members_folder_replay_holds_only_devices_its_rules_let_it_read) {
   const auto open_device = make_device(key_, "open-1", folder_);
-  const auto member = make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true)})});
+  const auto member =
+      make_member_key(mandate_, {make_group(mandate_, {rule("device", "^open", true), rule("tag", "^F$", true)})});
   post_packet(key_, device_);
   const auto stored = post_packet(key_, open_device);
-  auto s = open("/api/v1/packets/socket?after=2000-01-01T00:00:00Z", member);
+  auto s = open("/api/v1/tags/" + folder_ + "/packets/socket?after=2000-01-01T00:00:00Z", member);
   const auto marker = post_packet(key_, open_device);
   ASSERT_TRUE(probe_->wait_frames(s, 2));
   EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{stored, marker}));
