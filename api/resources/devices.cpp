@@ -206,7 +206,7 @@ api_result<json::array> resolve_tags(request_context& ctx, folder_tree& tree, st
     const auto* action = o->if_contains("action");
     std::optional<uuid> id;
     if (action && action->is_string() && action->get_string() == "create") {
-      auto created = add_folder(ctx.records(), tree, batch, ctx.mandate(), *o);
+      auto created = add_folder(ctx, tree, batch, *o);
       if (!created) {
         auto e = created.error();
         e.message = "tags: " + e.message;

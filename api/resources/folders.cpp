@@ -70,6 +70,20 @@ api_result<std::pair<std::optional<uuid>, std::string>> place(const folder_tree&
   return std::pair{parent, leaf};
 }
 
+// The full name a create or rename asks for, known before it is checked whether its parent exists
+// (the same rules as place()): rights are checked on it first, so a key learns nothing from which
+// folders exist.
+std::optional<std::string> asked_full_name(const folder_tree& tree, std::string_view name, std::optional<uuid> parent) {
+  auto segments = split_folder_name(name);
+  if (!segments) return std::nullopt;
+  std::string joined;
+  for (const auto& segment : *segments) joined += (joined.empty() ? "" : std::string(folder_separator)) + segment;
+  if (!parent) return joined;
+  const std::string prefix = tree.full_name(*parent) + std::string(folder_separator);
+  if (segments->size() > 1 && joined.starts_with(prefix)) return joined;
+  return prefix + joined;
+}
+
 api_result<json::object> parse_folder_body(const request_context& ctx) {
   return parse_wrapped_body(ctx.request.body, "tag");
 }
@@ -94,8 +108,10 @@ http_response folder_list_response(const folder_tree& tree, std::vector<uuid> id
 
 }  // namespace
 
-api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
-                            const uuid& mandate, const json::object& body) {
+api_result<uuid> add_folder(const request_context& ctx, folder_tree& tree, storage::write_batch& batch,
+                            const json::object& body) {
+  storage::records& records = ctx.records();
+  const uuid& mandate = ctx.mandate();
   field_reader in(body);
   auto name = in.string("name", max_name_bytes, true);
   auto parent_id = in.nullable_uuid("parent_id");
@@ -121,6 +137,13 @@ api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storag
   if (parent_id && !parent_id->is_nil()) {
     if (!tree.find(*parent_id)) return invalid("parent_id", "names no folder of this mandate");
     parent = *parent_id;
+  }
+  // The create right first, on the name the folder would get: a key that may not create it learns
+  // nothing from which folders exist ("already used", "needs the parent").
+  if (auto wanted = asked_full_name(tree, *name, parent)) {
+    const json::object as_wanted{{"id", id.str()}, {"name", *wanted}, {"slug", slug ? *slug : slugify(*wanted)}};
+    if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, as_wanted))
+      return *refused;
   }
   auto placed = place(tree, *name, parent);
   if (!placed) return placed.error();
@@ -148,6 +171,12 @@ api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storag
     doc["slug"] = free_slug(tree, slugify(full), id);
   }
   tree.upsert(id, doc);
+  // And again as it will be stored (its slug may have become wanted-2).
+  if (auto refused =
+          ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, folder_match(tree, id))) {
+    tree.remove(id);
+    return *refused;
+  }
   records.put(batch, {record_kind::folder, mandate, id}, doc);
   return id;
 }
@@ -205,12 +234,8 @@ http_response create_folder(request_context& ctx) {
   auto tree = folder_tree::load(ctx.records(), ctx.mandate());
   if (!tree) return error_response(tree.error());
   auto batch = ctx.records().batch();
-  auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), *body);
+  auto id = add_folder(ctx, *tree, batch, *body);  // checks the create right
   if (!id) return error_response(id.error());
-  // Checked on the folder as it would be stored (its name and slug are settled by add_folder).
-  if (auto refused =
-          ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, folder_match(*tree, *id)))
-    return error_response(*refused);
   if (body->contains("fields")) {
     json::object doc = *tree->find(*id);
     if (auto refused =
@@ -244,20 +269,17 @@ http_response make_folder_path(request_context& ctx) {
       continue;
     }
     json::object step{{"name", leaf}, {"parent_id", at ? json::value(at->str()) : json::value(nullptr)}};
-    auto id = add_folder(ctx.records(), *tree, batch, ctx.mandate(), step);
+    auto id = add_folder(ctx, *tree, batch, step);  // checks the create right, like a create through /tags
     if (!id) return error_response(id.error());
-    // Each folder made is checked as it would be stored, like a create through /tags.
-    if (auto refused =
-            ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::create, folder_match(*tree, *id)))
-      return error_response(*refused);
     at = *id;
     created = true;
   }
-  // A path that exists already is shown only to a key that may read it.
-  if (!created) {
-    if (auto refused =
-            ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::read, folder_match(*tree, *at)))
-      return error_response(*refused);
+  // A path that exists already is shown only to a key that may read it; to one that may not, it is
+  // answered as the create it asked for (which paths exist is not for it to learn).
+  if (!created && !ctx.may(pipeline::resource_type::tag, pipeline::operation::read, folder_match(*tree, *at))) {
+    for (auto op : {pipeline::operation::create, pipeline::operation::read})
+      if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, op, folder_match(*tree, *at)))
+        return error_response(*refused);
   }
   if (created) {
     if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
@@ -290,6 +312,22 @@ http_response edit_folder(request_context& ctx) {
     parent = parent_id->is_nil() ? std::nullopt : std::optional<uuid>(*parent_id);
     if (parent && !tree->find(*parent)) return error_response(invalid("parent_id", "names no folder of this mandate"));
   }
+  // The update right on the name asked for comes before the checks that depend on other folders.
+  const bool full_path_given = name && name->find(folder_separator) != std::string::npos && !parent_id;
+  if (auto wanted = name ? asked_full_name(*tree, *name, full_path_given ? std::nullopt : parent)
+                         : asked_full_name(*tree, std::string(doc.at("name").as_string()), parent)) {
+    const json::object as_wanted{{"id", id->str()}, {"name", *wanted}, {"slug", slug ? *slug : slugify(*wanted)}};
+    if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, as_wanted))
+      return error_response(*refused);
+  }
+  // A member's rename reaches the subfolders too (their full names change): it needs the update
+  // right on each of them, before and after.
+  std::vector<std::pair<uuid, json::object>> subfolders_before;
+  if (ctx.caller.access == role::member)
+    for (const auto& other : tree->ids())
+      if (other != *id && tree->is_in_subtree(other, *id))
+        subfolders_before.emplace_back(other, folder_match(*tree, other));
+
   std::string leaf(doc.at("name").as_string());
   if (name) {
     auto placed = place(*tree, *name, parent_id ? parent : std::nullopt);
@@ -324,6 +362,13 @@ http_response edit_folder(request_context& ctx) {
   if (auto refused =
           ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, folder_match(*tree, *id)))
     return error_response(*refused);
+  if (renamed) {
+    for (const auto& [sub, before] : subfolders_before) {
+      for (const auto& match : {before, folder_match(*tree, sub)})
+        if (auto refused = ctx.refuse_unless(pipeline::resource_type::tag, pipeline::operation::update, match))
+          return error_response(forbidden("renaming or moving this folder renames subfolders this key may not change"));
+    }
+  }
   if (body->contains("fields")) {
     if (auto refused =
             write_profile_values(ctx.records(), ctx.mandate(), body->at("fields"), pipeline::profile_target::tag, doc))
@@ -341,6 +386,19 @@ http_response delete_folder(request_context& ctx) {
   if (!tree) return error_response(tree.error());
   auto id = permitted_folder(ctx, *tree, ctx.param("tag"), pipeline::operation::remove);
   if (!id) return error_response(id.error());
+  // Deleting a folder takes its devices out of it: a member needs the update right on each.
+  if (ctx.caller.access == role::member) {
+    auto devices = checked(ctx.records().list(record_kind::device, ctx.mandate()));
+    if (!devices) return error_response(devices.error());
+    for (const auto& d : *devices) {
+      const auto* tags = d.if_contains("tag_ids");
+      if (!tags || !tags->is_array()) continue;
+      const auto& list = tags->get_array();
+      if (std::find(list.begin(), list.end(), json::value(id->str())) == list.end()) continue;
+      if (!ctx.may(pipeline::resource_type::device, pipeline::operation::update, d))
+        return error_response(forbidden("the folder holds devices this key may not change"));
+    }
+  }
   auto removed = ctx.app.folder_writes.remove(ctx.mandate(), *id);
   if (!removed) {
     switch (removed.error().code) {

@@ -8,9 +8,11 @@
 namespace fl::api {
 
 // Validates a folder-create body (`name`, `parent_id`, `slug`, `color_hue`, `description`, ...)
-// and adds the new folder to `tree` and `batch`. Used by POST /tags and by device creation.
-[[nodiscard]] api_result<uuid> add_folder(storage::records& records, folder_tree& tree, storage::write_batch& batch,
-                                          const uuid& mandate, const boost::json::object& body);
+// and adds the new folder to `tree` and `batch`, in the caller's mandate. 403 unless the caller may
+// create it (checked before anything that depends on which folders exist, and again as stored).
+// Used by POST /tags, /tags/mkdir and device creation.
+[[nodiscard]] api_result<uuid> add_folder(const request_context& ctx, folder_tree& tree, storage::write_batch& batch,
+                                          const boost::json::object& body);
 
 // What group rules match a folder against: its id, its slug and its full name as the API shows it
 // (`A / B`), so a rule on a parent's name covers the folders under it.

@@ -231,6 +231,85 @@ TEST_F(groups, a_members_replay_stops_once_the_device_is_renamed_out_of_reach) {
   EXPECT_LE(total, 16u);  // at most the one chunk read before the rename
 }
 
+// ---- folders: rights come before anything that depends on which folders exist ----
+
+TEST_F(groups, creating_a_folder_it_may_not_create_answers_alike_whether_or_not_the_name_exists) {
+  const auto maker = member_key({make_group({rule("tag", "^open", true, true, true)})});
+  make_folder(admin_, "secret / inner");
+  const auto create = [&](const std::string& name) {
+    return call("POST", "/api/v1/tags", maker, json::object{{"tag", json::object{{"name", name}}}});
+  };
+  for (const auto& [existing, missing] : std::vector<std::pair<std::string, std::string>>{
+           {"secret", "nope"}, {"secret / x", "nope / x"}, {"secret / inner", "nope / inner"}}) {
+    const auto a = create(existing);
+    const auto b = create(missing);
+    EXPECT_EQ(a.status, 403) << existing << ": " << a.text;
+    EXPECT_EQ(a.text, b.text) << existing;
+  }
+  const auto mkdir = [&](const std::string& name) {
+    return call("POST", "/api/v1/tags/mkdir", maker, json::object{{"name", name}});
+  };
+  EXPECT_EQ(mkdir("secret").status, 403);
+  EXPECT_EQ(mkdir("secret").text, mkdir("nope").text);
+  EXPECT_EQ(mkdir("secret / inner").text, mkdir("nope / inner").text);
+  // Inline, while creating a device.
+  const auto device_maker =
+      member_key({make_group({rule("device", "^open", true, true, true), rule("tag", "^open", true, true, true)})});
+  const auto inline_create = [&](const std::string& name) {
+    return call(
+        "POST", "/api/v1/devices", device_maker,
+        json::object{
+            {"device", json::object{{"name", "open-7"},
+                                    {"tags", json::array{json::object{{"action", "create"}, {"name", name}}}}}}});
+  };
+  EXPECT_EQ(inline_create("secret / inner").status, 403);
+  EXPECT_EQ(inline_create("secret / inner").text, inline_create("nope / inner").text);
+}
+
+TEST_F(groups, renaming_a_folder_to_a_name_it_may_not_use_answers_alike_whether_or_not_it_exists) {
+  const auto editor = member_key({make_group({rule("tag", "^open", true, true, true)})});
+  make_folder(admin_, "secret / inner");
+  const auto sub = make_folder(admin_, "open / sub");
+  const auto rename = [&](const std::string& name) {
+    return call("PATCH", "/api/v1/tags/" + sub, editor, json::object{{"tag", json::object{{"name", name}}}});
+  };
+  EXPECT_EQ(rename("secret / inner").status, 403);
+  EXPECT_EQ(rename("secret / inner").text, rename("nope / inner").text);
+  EXPECT_EQ(rename("secret / x").text, rename("nope / x").text);
+}
+
+TEST_F(groups, renaming_a_folder_needs_the_right_on_every_subfolder_it_renames) {
+  const auto payroll = make_folder(admin_, "open / payroll");
+  const auto editor =
+      member_key({make_group({rule("tag", "^open$", true, true), rule("tag", "^archive", true, true)})});
+  ASSERT_EQ(call("GET", "/api/v1/tags/" + payroll, editor).status, 403);
+  auto renamed = call("PATCH", "/api/v1/tags/" + open_folder_, editor,
+                      json::object{{"tag", json::object{{"name", "archive-open"}}}});
+  EXPECT_EQ(renamed.status, 403) << renamed.text;
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + payroll, editor).status, 403);
+  EXPECT_EQ(call("GET", "/api/v1/tags/" + payroll, admin_).data().at("name"), "open / payroll");
+  // Moving it by parent_id is the same rename.
+  const auto archive = make_folder(admin_, "archive");
+  auto moved = call("PATCH", "/api/v1/tags/" + open_folder_, editor,
+                    json::object{{"tag", json::object{{"parent_id", archive}}}});
+  EXPECT_EQ(moved.status, 403) << moved.text;
+}
+
+TEST_F(groups, deleting_a_folder_needs_the_right_to_change_the_devices_in_it) {
+  const auto trap = make_folder(admin_, "open / trap");
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + secret_device_, admin_,
+                 json::object{{"device", json::object{{"tags", json::array{json::object{{"id", trap}}}}}}})
+                .status,
+            200);
+  const auto remover = member_key({make_group({rule("tag", "^open", true, true, true, true)})});
+  auto r = call("DELETE", "/api/v1/tags/" + trap, remover);
+  EXPECT_EQ(r.status, 403) << r.text;
+  EXPECT_EQ(call("GET", "/api/v1/devices/" + secret_device_, admin_).data().at("tags").as_array().size(), 1u);
+  // An empty folder goes.
+  const auto empty = make_folder(admin_, "open / empty");
+  EXPECT_EQ(call("DELETE", "/api/v1/tags/" + empty, remover).status, 204);
+}
+
 // ---- lists leave out what may not be read ----
 
 TEST_F(groups, a_readable_device_shows_only_the_folders_the_member_may_read) {
