@@ -1,13 +1,19 @@
 // `fieldline parser check|test|replay`: the parser author's tools, running parsers in the same
 // sandbox as production (a local worker pool).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <variant>
 
 #include "api/cli/commands.hpp"
+#include "api/cli/junit_report.hpp"
 #include "api/cli/replay_device.hpp"
 #include "core/crypto.hpp"
 #include "core/json_in.hpp"
@@ -85,19 +91,43 @@ int check_command(const std::vector<std::string>& files) {
   return failures == 0 ? 0 : 1;
 }
 
-int test_command(const std::vector<std::string>& files, bool as_json, bool strict) {
+// ANSI colours for a terminal; none when stdout is not one, NO_COLOR is set or TERM is dumb.
+struct palette {
+  bool on = false;
+  static palette for_stdout() {
+    const char* term = std::getenv("TERM");
+    return {::isatty(::fileno(stdout)) == 1 && std::getenv("NO_COLOR") == nullptr &&
+            !(term && std::string_view(term) == "dumb")};
+  }
+  [[nodiscard]] std::string paint(std::string_view code, std::string_view text) const {
+    return on ? "\x1b[" + std::string(code) + "m" + std::string(text) + "\x1b[0m" : std::string(text);
+  }
+  [[nodiscard]] std::string green(std::string_view t) const { return paint("32", t); }
+  [[nodiscard]] std::string red(std::string_view t) const { return paint("1;31", t); }
+  [[nodiscard]] std::string yellow(std::string_view t) const { return paint("33", t); }
+};
+
+int test_command(const std::vector<std::string>& files, bool as_json, bool strict, const std::string& junit_file) {
   auto pool = make_pool();
+  const auto colours = palette::for_stdout();
+  const auto started = std::chrono::steady_clock::now();
   // Files are tested concurrently on the pool's workers (their boots overlap too); reports are
   // printed in the order the files were given.
-  std::vector<std::future<sandbox::test_report>> pending;
+  std::vector<std::future<tested_file>> pending;
   for (const auto& file : files) {
-    pending.push_back(std::async(
-        std::launch::async, [&pool, source = read_file(file)] { return pool.test({source}, {.timeout_ms = 1000}); }));
+    pending.push_back(std::async(std::launch::async, [&pool, file, source = read_file(file)] {
+      const auto t0 = std::chrono::steady_clock::now();
+      tested_file tested{file, pool.test({source}, {.timeout_ms = 1000})};
+      tested.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return tested;
+    }));
   }
+  std::vector<tested_file> tested;
   int total_passed = 0, total_failed = 0;
   for (std::size_t f = 0; f < files.size(); ++f) {
     const auto& file = files[f];
-    const auto report = pending[f].get();
+    tested.push_back(pending[f].get());
+    const auto& report = tested.back().report;
     int passed = 0, failed = 0;
     for (const auto& v : report.vectors) (v.status == "pass" ? passed : failed) += 1;
     if (!report.compile.ok) ++failed;
@@ -130,65 +160,80 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
 
     std::printf("%s\n", file.c_str());
     for (const auto& [line, message] : report.compile.problems)
-      std::printf("  rejected: %s: %s\n", where(file, line).c_str(), message.c_str());
+      std::printf("  %s: %s: %s\n", colours.red("rejected").c_str(), where(file, line).c_str(), message.c_str());
     for (const auto& v : report.vectors) {
       const std::string name = "[" + std::to_string(v.index) + "] " + v.kind + (v.label.empty() ? "" : " " + v.label);
       if (v.status == "pass") {
-        std::printf("  pass  %s\n", name.c_str());
+        std::printf("  %s  %s\n", colours.green("pass").c_str(), name.c_str());
       } else if (v.status == "fail") {
-        std::printf("  FAIL  %s\n    expected (-) vs actual (+):\n%s", name.c_str(),
+        std::printf("  %s  %s\n    expected (-) vs actual (+):\n%s", colours.red("FAIL").c_str(), name.c_str(),
                     diff(v.expected, v.actual).c_str());
       } else {
-        std::printf("  ERROR %s\n    %s\n", name.c_str(), v.actual.c_str());
+        std::printf("  %s %s\n    %s\n", colours.red("ERROR").c_str(), name.c_str(), v.actual.c_str());
       }
       if (v.status != "pass")
         for (const auto& l : v.logs) std::printf("    log: %s\n", l.c_str());
     }
-    for (const auto& w : report.warnings) std::printf("  warning: %s\n", w.c_str());
+    for (const auto& w : report.warnings) std::printf("  %s: %s\n", colours.yellow("warning").c_str(), w.c_str());
     std::printf("  %d passed, %d failed\n", passed, failed);
   }
-  if (!as_json && files.size() > 1) std::printf("%d passed, %d failed\n", total_passed, total_failed);
+  if (!junit_file.empty()) {
+    std::ofstream out(junit_file, std::ios::binary | std::ios::trunc);
+    out << junit_xml(tested, strict);
+    if (!out) throw std::runtime_error("cannot write the JUnit report to " + junit_file);
+  }
+  if (!as_json) {
+    // The one-line summary, last: files, vectors, time.
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::string counts = std::to_string(total_passed) + " passed, " + std::to_string(total_failed) + " failed";
+    std::printf("%zu file%s: %s in %.1f s\n", files.size(), files.size() == 1 ? "" : "s",
+                (total_failed == 0 ? colours.green(counts) : colours.red(counts)).c_str(), seconds);
+  }
   return total_failed == 0 ? 0 : 1;
 }
 
-// One packet per line in API shape: payload_encoding, payload (hex for binary), meta, transceived_at,
-// packet_type, id. Returns the packet or throws with the line number.
-sandbox::packet_input packet_from_line(const std::string& line, std::size_t number) {
-  auto fail = [&](const std::string& why) {
-    return std::runtime_error("packets line " + std::to_string(number) + ": " + why);
-  };
+// One packet per line in API shape (payload_encoding, payload (hex for binary), meta, transceived_at,
+// packet_type, id), bare or wrapped as {"packet": {...}} like a POST body. A line that is not one
+// is described, so the replay reports it and goes on.
+std::variant<sandbox::packet_input, std::string> packet_from_line(const std::string& line, std::size_t number) {
   boost::system::error_code ec;
   auto value = fl::parse_written_json(line, ec);
-  if (ec || !value.is_object()) throw fail("not a JSON object");
-  const auto& o = value.as_object();
+  if (ec || !value.is_object()) return std::string("not a JSON object");
+  const json::object* wrapped =
+      value.as_object().contains("packet") ? value.as_object().at("packet").if_object() : &value.as_object();
+  if (!wrapped) return std::string("\"packet\" must be an object");
+  const auto& o = *wrapped;
+  const auto text = [&o](const char* key) -> const json::string* {
+    const auto* v = o.if_contains(key);
+    return v ? v->if_string() : nullptr;
+  };
   sandbox::packet_input p;
-  p.id = o.contains("id") && o.at("id").is_string() ? std::string(o.at("id").as_string())
-                                                    : "replay-" + std::to_string(number);
-  p.device_id =
-      o.contains("device_id") && o.at("device_id").is_string() ? std::string(o.at("device_id").as_string()) : "";
-  p.payload_encoding = o.contains("payload_encoding") ? std::string(o.at("payload_encoding").as_string()) : "binary";
+  p.id = text("id") ? std::string(*text("id")) : "replay-" + std::to_string(number);
+  p.device_id = text("device_id") ? std::string(*text("device_id")) : "";
+  if (o.contains("payload_encoding") && !text("payload_encoding"))
+    return std::string("payload_encoding must be a string");
+  p.payload_encoding = text("payload_encoding") ? std::string(*text("payload_encoding")) : "binary";
   const json::value payload = o.contains("payload") ? o.at("payload") : json::value(nullptr);
   if (p.payload_encoding == "binary") {
     auto bytes = payload.is_string() ? from_hex(payload.as_string()) : std::nullopt;
-    if (!bytes) throw fail("binary payload must be a hex string");
+    if (!bytes) return std::string("binary payload must be a hex string");
     p.binary_payload = *bytes;
   } else if (p.payload_encoding == "utf8") {
-    if (!payload.is_string()) throw fail("utf8 payload must be a string");
+    if (!payload.is_string()) return std::string("utf8 payload must be a string");
     p.binary_payload = std::string(payload.as_string());
   } else if (p.payload_encoding == "json") {
     p.json_payload = payload;
   } else if (p.payload_encoding != "none") {
-    throw fail("payload_encoding must be binary, json, utf8 or none");
+    return std::string("payload_encoding must be binary, json, utf8 or none");
   }
   if (o.contains("meta") && o.at("meta").is_object()) p.meta = o.at("meta");
   p.transceived_at = now_micros();
   if (o.contains("transceived_at")) {
-    auto t = o.at("transceived_at").is_string() ? parse_timestamp(o.at("transceived_at").as_string()) : std::nullopt;
-    if (!t) throw fail("transceived_at must be an ISO 8601 timestamp");
+    auto t = text("transceived_at") ? parse_timestamp(*text("transceived_at")) : std::nullopt;
+    if (!t) return std::string("transceived_at must be an ISO 8601 timestamp");
     p.transceived_at = *t;
   }
-  if (o.contains("packet_type") && o.at("packet_type").is_string())
-    p.packet_type = std::string(o.at("packet_type").as_string());
+  if (text("packet_type")) p.packet_type = std::string(*text("packet_type"));
   return p;
 }
 
@@ -246,7 +291,17 @@ int replay_command(const std::string& file, const std::string& packets_file) {
   for (std::string line; std::getline(in, line);) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    batch.push_back(packet_from_line(line, number));
+    auto packet = packet_from_line(line, number);
+    if (auto* why = std::get_if<std::string>(&packet)) {
+      // Reported in order with the readings, and the run goes on.
+      flush();
+      ++errors;
+      std::printf("%s\n", to_json(json::object{{"line", number},
+                                               {"error", json::object{{"kind", "bad_packet"}, {"message", *why}}}})
+                              .c_str());
+      continue;
+    }
+    batch.push_back(std::move(std::get<sandbox::packet_input>(packet)));
     if (batch.size() == batch_size) flush();
   }
   flush();
@@ -270,13 +325,15 @@ void add_parser_command(CLI::App& app) {
     std::vector<std::string> files;
     bool json = false;
     bool strict = false;
+    std::string junit;
   };
   auto targs = std::make_shared<test_args>();
   auto* test = parser->add_subcommand("test", "Run each parser's tests/0 vectors; exit 0 only if all pass");
   test->add_option("files", targs->files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
   test->add_flag("--json", targs->json, "One JSON object per file");
   test->add_flag("--strict", targs->strict, "Count warnings (fields/0, catch-all clause) as failures");
-  test->callback([targs] { std::exit(test_command(targs->files, targs->json, targs->strict)); });
+  test->add_option("--junit", targs->junit, "Also write the results as a JUnit XML report to this file (for CI)");
+  test->callback([targs] { std::exit(test_command(targs->files, targs->json, targs->strict, targs->junit)); });
 
   struct replay_args {
     std::string file, packets, device, data = "./data";

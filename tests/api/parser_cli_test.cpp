@@ -5,6 +5,7 @@
 #include <array>
 #include <boost/json.hpp>
 #include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "support/run_command.hpp"
@@ -91,6 +92,76 @@ TEST(parser_cli, replay_reports_parse_errors_with_their_logs) {
   auto first = boost::json::parse(r.out.substr(0, r.out.find('\n'))).as_object();
   EXPECT_EQ(first.at("error").at("kind"), "parse_error");
   EXPECT_NE(std::string(first.at("error").at("message").as_string()).find("bad return value"), std::string::npos);
+}
+
+TEST(parser_cli, test_ends_with_a_one_line_summary_and_no_colour_when_piped) {
+  auto r = run("parser test " + src("tests/api/data/failing_vector.ex") + " " + src("parsers/library/gas_meter.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  const auto last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("2 files: 3 passed, 1 failed in ", 0), 0u) << last;
+  EXPECT_EQ(r.out.find("\x1b["), std::string::npos) << r.out;
+}
+
+TEST(parser_cli, test_shows_colour_on_a_terminal) {
+  // script(1) runs the command on a pseudo-terminal.
+  std::string cmd = "script -qec '";
+  cmd += FIELDLINE_BINARY;
+  cmd += " parser test " + src("tests/api/data/failing_vector.ex") + "' /dev/null";
+  auto r = run_command(cmd, false);
+  EXPECT_NE(r.out.find("\x1b[32mpass\x1b[0m"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\x1b[1;31mFAIL\x1b[0m"), std::string::npos) << r.out;
+  auto plain = run_command("NO_COLOR=1 " + cmd, false);
+  EXPECT_EQ(plain.out.find("\x1b[32m"), std::string::npos) << plain.out;
+}
+
+TEST(parser_cli, test_junit_writes_a_report_that_ci_systems_read) {
+  const std::string report = ::testing::TempDir() + "/fieldline-junit.xml";
+  auto r = run("parser test --junit " + report + " " + src("tests/api/data/failing_vector.ex") + " " +
+               src("tests/sandbox/hostile/os_cmd.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  std::ifstream in(report);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string xml = text.str();
+  EXPECT_EQ(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 0), 0u) << xml;
+  EXPECT_NE(xml.find("failing_vector.ex\" tests=\"2\" failures=\"1\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"[0] parse_hex doubles\"/>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"the result differs from the expected value\">expected:\n%{value: 7}"),
+            std::string::npos)
+      << xml;
+  // The rejected parser is one failing case, its problem named with file and line.
+  EXPECT_NE(xml.find("os_cmd.ex\" tests=\"1\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"compile\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("os_cmd.ex:4: call to :os.cmd"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<<"), std::string::npos);  // markup in messages is escaped
+  std::remove(report.c_str());
+}
+
+TEST(parser_cli, replay_takes_wrapped_packets_and_reports_a_bad_line_without_stopping) {
+  const std::string packets = ::testing::TempDir() + "/fieldline-replay.jsonl";
+  {
+    std::ofstream out(packets);
+    out << R"({"packet":{"id":"w1","payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})"
+        << "\n"
+        << "this is not json\n"
+        << R"({"id":"b1","payload_encoding":"binary","payload":"zz"})"
+        << "\n"
+        << R"({"id":"p1","payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}})"
+        << "\n";
+  }
+  auto r = run("parser replay " + src("parsers/library/temperature_humidity.ex") + " --packets " + packets);
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // bad lines count as errors
+  std::istringstream lines(r.out);
+  std::vector<boost::json::object> objects;
+  for (std::string line; std::getline(lines, line);) objects.push_back(boost::json::parse(line).as_object());
+  ASSERT_EQ(objects.size(), 4u) << r.out;
+  EXPECT_EQ(objects[0].at("packet_id"), "w1");
+  EXPECT_EQ(objects[1].at("line"), 2);
+  EXPECT_EQ(objects[1].at("error").at("kind"), "bad_packet");
+  EXPECT_EQ(objects[2].at("line"), 3);
+  EXPECT_EQ(objects[2].at("error").at("message"), "binary payload must be a hex string");
+  EXPECT_EQ(objects[3].at("packet_id"), "p1");
+  std::remove(packets.c_str());
 }
 
 }  // namespace fl::testing
