@@ -93,22 +93,27 @@ std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outc
 void mark_pending(json::object& packet) {
   packet["parse_status"] = "pending";
   packet["parse_error"] = nullptr;
+  packet["parse_logs"] = json::array{};
 }
 
 void mark_skipped(json::object& packet, const char* why) {
   packet["parse_status"] = "skipped";
   packet["parse_error"] = json::object{{"kind", "skipped"}, {"message", why}, {"logs", json::array{}}};
+  packet["parse_logs"] = json::array{};
 }
 
 void mark_outcome(json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings) {
   packet["readings_count"] = readings;
+  // The parser's Logger lines, kept for every parse (also one that made no reading): what a parser
+  // author looks at first. Bounded by the runtime's log capture.
+  json::array logs;
+  for (const auto& line : outcome.logs) logs.emplace_back(line);
+  packet["parse_logs"] = logs;
   if (outcome.kind == sandbox::outcome_kind::ok) {
     packet["parse_status"] = "parsed";
     packet["parse_error"] = nullptr;
     return;
   }
-  json::array logs;
-  for (const auto& line : outcome.logs) logs.emplace_back(line);
   packet["parse_status"] = "failed";
   packet["parse_error"] = json::object{
       {"kind", sandbox::outcome_name(outcome.kind)}, {"message", outcome.message}, {"logs", std::move(logs)}};
@@ -117,6 +122,7 @@ void mark_outcome(json::object& packet, const sandbox::parse_outcome& outcome, s
 void mark_failed(json::object& packet, const char* kind, const std::string& message) {
   packet["parse_status"] = "failed";
   packet["parse_error"] = json::object{{"kind", kind}, {"message", message}, {"logs", json::array{}}};
+  packet["parse_logs"] = json::array{};
 }
 
 profile_merge merge_profile_fields(json::object& device, const json::value& fields, const profile_set& profiles,

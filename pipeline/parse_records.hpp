@@ -43,8 +43,9 @@ struct reading_origin {
 [[nodiscard]] std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome,
                                                             const reading_origin& origin);
 
-// The packet's parse fields: `parse_status` (pending, parsed, failed, skipped) and `parse_error`
-// ({kind, message, logs} or null). They are part of the packet as the API shows it.
+// The packet's parse fields: `parse_status` (pending, parsed, failed, skipped), `parse_error`
+// ({kind, message, logs} or null) and `parse_logs` (the parser's Logger lines of its last parse,
+// whatever the outcome). They are part of the packet as the API shows it.
 void mark_pending(boost::json::object& packet);
 void mark_skipped(boost::json::object& packet, const char* why);
 void mark_outcome(boost::json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings);

@@ -227,12 +227,7 @@ void parse_service::run() {
 }
 
 int parse_service::timeout_for(const uuid& mandate) const {
-  auto doc = records_.get({record_kind::mandate, uuid::nil(), mandate});
-  if (doc && *doc) {
-    const auto* t = (*doc)->if_contains("parse_timeout_ms");
-    if (t && t->is_int64() && t->get_int64() >= 1 && t->get_int64() <= 60'000) return static_cast<int>(t->get_int64());
-  }
-  return config_.default_timeout_ms;
+  return mandate_parse_timeout(records_, mandate, config_.default_timeout_ms);
 }
 
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,

@@ -26,6 +26,7 @@
 #include "pipeline/change_feed.hpp"
 #include "pipeline/fair_share.hpp"
 #include "pipeline/parse_backlog.hpp"
+#include "pipeline/parse_limits.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/records.hpp"
@@ -39,12 +40,12 @@ struct pool_config;
 namespace fl::pipeline {
 
 struct parse_service_config {
-  std::size_t threads = 2;                   // default 2 devices parsed at once (one per core)
-  std::size_t workers = 64;                  // default 64 live sandbox workers (one mandate each) in all
-  std::size_t batch_size = 100;              // default 100 packets per sandbox call
-  std::size_t history = 50;                  // default: the newest 50 readings for get_last_reading/2
-  int default_timeout_ms = 100;              // default 100 ms per packet unless the mandate sets parse_timeout_ms
-  std::chrono::milliseconds idle_poll{500};  // default: look at the queue every 500 ms even without a wake-up
+  std::size_t threads = 2;                            // default 2 devices parsed at once (one per core)
+  std::size_t workers = 64;                           // default 64 live sandbox workers (one mandate each) in all
+  std::size_t batch_size = 100;                       // default 100 packets per sandbox call
+  std::size_t history = 50;                           // default: the newest 50 readings for get_last_reading/2
+  int default_timeout_ms = default_parse_timeout_ms;  // per packet, unless the mandate sets parse_timeout_ms
+  std::chrono::milliseconds idle_poll{500};           // default: look at the queue every 500 ms even without a wake-up
   // A device's packets wait up to this long for more of them before a sandbox call (unless a full
   // batch is ready): one call per packet costs more than the parse itself (docs/BENCHMARKS.md).
   std::chrono::milliseconds linger{100};  // default 100 ms

@@ -19,6 +19,7 @@
 #include "core/json_in.hpp"
 #include "core/json_out.hpp"
 #include "core/time.hpp"
+#include "pipeline/parse_limits.hpp"
 #include "sandbox/worker_pool.hpp"
 
 namespace fl::cli {
@@ -107,7 +108,8 @@ struct palette {
   [[nodiscard]] std::string yellow(std::string_view t) const { return paint("33", t); }
 };
 
-int test_command(const std::vector<std::string>& files, bool as_json, bool strict, const std::string& junit_file) {
+int test_command(const std::vector<std::string>& files, bool as_json, bool strict, const std::string& junit_file,
+                 int timeout_ms) {
   auto pool = make_pool();
   const auto colours = palette::for_stdout();
   const auto started = std::chrono::steady_clock::now();
@@ -115,9 +117,9 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
   // printed in the order the files were given.
   std::vector<std::future<tested_file>> pending;
   for (const auto& file : files) {
-    pending.push_back(std::async(std::launch::async, [&pool, file, source = read_file(file)] {
+    pending.push_back(std::async(std::launch::async, [&pool, file, timeout_ms, source = read_file(file)] {
       const auto t0 = std::chrono::steady_clock::now();
-      tested_file tested{file, pool.test({source}, {.timeout_ms = 1000})};
+      tested_file tested{file, pool.test({source}, {.timeout_ms = timeout_ms})};
       tested.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return tested;
     }));
@@ -255,6 +257,11 @@ int print_outcomes(std::span<const sandbox::packet_input> packets,
                               .c_str());
       continue;
     }
+    if (o.readings.empty() && !logs.empty()) {
+      // Parsed to no reading: its log lines are still what the author wants to see.
+      std::printf("%s\n", to_json(json::object{{"packet_id", packet.id}, {"readings", 0}, {"logs", logs}}).c_str());
+      continue;
+    }
     for (const auto& r : o.readings) {
       json::value location = nullptr;
       if (r.location)
@@ -273,7 +280,7 @@ int print_outcomes(std::span<const sandbox::packet_input> packets,
 }
 
 // Streams the packets file: 100 packets per sandbox round trip, never the whole file in memory.
-int replay_command(const std::string& file, const std::string& packets_file) {
+int replay_command(const std::string& file, const std::string& packets_file, int timeout_ms) {
   const std::string source = read_file(file);
   std::ifstream in(packets_file);
   if (!in) throw std::runtime_error("cannot read " + packets_file);
@@ -284,7 +291,9 @@ int replay_command(const std::string& file, const std::string& packets_file) {
   int errors = 0;
   auto flush = [&] {
     if (batch.empty()) return;
-    errors += print_outcomes(batch, pool.parse("replay", {source}, {}, {}, batch));
+    sandbox::parse_limits limits;
+    limits.timeout_ms = timeout_ms;
+    errors += print_outcomes(batch, pool.parse("replay", {source}, limits, {}, batch));
     total += batch.size();
     batch.clear();
   };
@@ -326,6 +335,7 @@ void add_parser_command(CLI::App& app) {
     bool json = false;
     bool strict = false;
     std::string junit;
+    int timeout_ms = pipeline::default_parse_timeout_ms;
   };
   auto targs = std::make_shared<test_args>();
   auto* test = parser->add_subcommand("test", "Run each parser's tests/0 vectors; exit 0 only if all pass");
@@ -333,11 +343,17 @@ void add_parser_command(CLI::App& app) {
   test->add_flag("--json", targs->json, "One JSON object per file");
   test->add_flag("--strict", targs->strict, "Count warnings (fields/0, catch-all clause) as failures");
   test->add_option("--junit", targs->junit, "Also write the results as a JUnit XML report to this file (for CI)");
-  test->callback([targs] { std::exit(test_command(targs->files, targs->json, targs->strict, targs->junit)); });
+  test->add_option("--timeout-ms", targs->timeout_ms,
+                   "Per-vector time limit (default: the server's per-packet default; a mandate may set its own)")
+      ->check(CLI::Range(1, pipeline::max_parse_timeout_ms))
+      ->capture_default_str();
+  test->callback(
+      [targs] { std::exit(test_command(targs->files, targs->json, targs->strict, targs->junit, targs->timeout_ms)); });
 
   struct replay_args {
     std::string file, packets, device, data = "./data";
     bool diff = false;
+    std::optional<int> timeout_ms;  // default: the device's mandate's limit, else the server's default
   };
   auto rargs = std::make_shared<replay_args>();
   auto* replay = parser->add_subcommand("replay", "Parse recorded or stored packets and print readings as NDJSON");
@@ -348,13 +364,20 @@ void add_parser_command(CLI::App& app) {
   packets->excludes(device);
   replay->add_option("--data", rargs->data, "Data directory (with --device; read-only)")->capture_default_str();
   replay->add_flag("--diff", rargs->diff, "With --device: show only readings that would change");
+  replay
+      ->add_option("--timeout-ms", rargs->timeout_ms,
+                   "Per-packet time limit (default: the device's mandate's, else the server's default of " +
+                       std::to_string(pipeline::default_parse_timeout_ms) + " ms)")
+      ->check(CLI::Range(1, pipeline::max_parse_timeout_ms));
   replay->callback([rargs] {
     if (!rargs->device.empty()) {
-      std::exit(replay_device_command(rargs->file, rargs->device, rargs->data, rargs->diff, print_outcomes));
+      std::exit(replay_device_command(rargs->file, rargs->device, rargs->data, rargs->diff, rargs->timeout_ms,
+                                      print_outcomes));
     }
     if (rargs->packets.empty()) throw std::runtime_error("replay needs --packets FILE or --device ID");
     if (rargs->diff) throw std::runtime_error("--diff compares with stored readings: use it with --device");
-    std::exit(replay_command(rargs->file, rargs->packets));
+    std::exit(
+        replay_command(rargs->file, rargs->packets, rargs->timeout_ms.value_or(pipeline::default_parse_timeout_ms)));
   });
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/json_out.hpp"
+#include "pipeline/parse_limits.hpp"
 #include "pipeline/parse_records.hpp"
 #include "sandbox/worker_pool.hpp"
 #include "storage/packets.hpp"
@@ -63,7 +64,7 @@ located_device find_device(const storage::records& records, const std::string& i
 }  // namespace
 
 int replay_device_command(const std::string& parser_file, const std::string& device_id, const std::string& data_dir,
-                          bool diff, const outcome_printer& print) {
+                          bool diff, std::optional<int> timeout_ms, const outcome_printer& print) {
   std::ifstream in(parser_file, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + parser_file);
   std::stringstream text;
@@ -78,6 +79,9 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
   const auto [mandate, device] = find_device(records, device_id);
   auto generation = readings.generation(mandate, device);
   if (!generation) throw std::runtime_error(generation.error().message);
+  // The limit the server applies to this mandate's parsers, unless the command line overrides it.
+  sandbox::parse_limits limits;
+  limits.timeout_ms = timeout_ms.value_or(pipeline::mandate_parse_timeout(records, mandate));
 
   sandbox::pool_config config;
   config.max_workers = 2;
@@ -101,7 +105,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
         sources.push_back(&item);
       }
     }
-    auto outcomes = pool.parse("replay", code, {}, history, inputs);
+    auto outcomes = pool.parse("replay", code, limits, history, inputs);
     total += inputs.size();
     if (!diff) errors += static_cast<std::size_t>(print(inputs, outcomes));
     for (std::size_t i = 0; i < outcomes.size(); ++i) {

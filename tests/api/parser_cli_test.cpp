@@ -77,12 +77,16 @@ TEST(parser_cli, replay_prints_readings_and_errors_as_ndjson) {
   std::istringstream lines(r.out);
   std::vector<boost::json::object> objects;
   for (std::string line; std::getline(lines, line);) objects.push_back(boost::json::parse(line).as_object());
-  ASSERT_EQ(objects.size(), 2u) << r.out;  // p2 (unknown port) gives no reading, only a log line
+  ASSERT_EQ(objects.size(), 3u) << r.out;
   EXPECT_EQ(objects[0].at("packet_id"), "p1");
   EXPECT_EQ(objects[0].at("measured_at"), "2024-01-01T00:00:00.000000Z");
   EXPECT_EQ(objects[0].at("data").at("temperature"), 23.0);
-  EXPECT_EQ(objects[1].at("packet_id"), "p3");
-  EXPECT_EQ(objects[1].at("data").at("firmware"), "1.10");
+  // p2 (unknown port) gives no reading, but its log line is shown.
+  EXPECT_EQ(objects[1].at("packet_id"), "p2");
+  EXPECT_EQ(objects[1].at("readings"), 0);
+  EXPECT_FALSE(objects[1].at("logs").as_array().empty()) << r.out;
+  EXPECT_EQ(objects[2].at("packet_id"), "p3");
+  EXPECT_EQ(objects[2].at("data").at("firmware"), "1.10");
 }
 
 TEST(parser_cli, replay_reports_parse_errors_with_their_logs) {
@@ -155,13 +159,23 @@ TEST(parser_cli, replay_takes_wrapped_packets_and_reports_a_bad_line_without_sto
   std::vector<boost::json::object> objects;
   for (std::string line; std::getline(lines, line);) objects.push_back(boost::json::parse(line).as_object());
   ASSERT_EQ(objects.size(), 4u) << r.out;
-  EXPECT_EQ(objects[0].at("packet_id"), "w1");
+  EXPECT_EQ(objects[0].at("packet_id"), "w1");  // (temperature_humidity logs nothing on port 1)
   EXPECT_EQ(objects[1].at("line"), 2);
   EXPECT_EQ(objects[1].at("error").at("kind"), "bad_packet");
   EXPECT_EQ(objects[2].at("line"), 3);
   EXPECT_EQ(objects[2].at("error").at("message"), "binary payload must be a hex string");
   EXPECT_EQ(objects[3].at("packet_id"), "p1");
   std::remove(packets.c_str());
+}
+
+TEST(parser_cli, test_and_replay_apply_the_servers_time_limit_unless_overridden) {
+  // slow_vector.ex works about 0.3 s per packet: over the 100 ms default, far under 20 s.
+  const auto file = src("tests/api/data/slow_vector.ex");
+  auto strict_default = run("parser test " + file);
+  EXPECT_EQ(strict_default.exit_code, 1) << strict_default.out;
+  EXPECT_NE(strict_default.out.find("timeout"), std::string::npos) << strict_default.out;
+  auto relaxed = run("parser test --timeout-ms 20000 " + file);
+  EXPECT_EQ(relaxed.exit_code, 0) << relaxed.out;
 }
 
 }  // namespace fl::testing

@@ -83,6 +83,24 @@ TEST_F(parsing, failures_keep_the_packet_and_record_kind_message_and_logs) {
   EXPECT_EQ(readings().size(), 1u);
 }
 
+TEST_F(parsing, log_lines_are_kept_on_the_packet_also_when_it_parses_fine_to_no_reading) {
+  auto quiet = send("DD", "2024-05-01T10:00:00Z");
+  auto plain = send("05", "2024-05-01T10:01:00Z");
+  const auto pending = packet(quiet.id());
+  EXPECT_EQ(pending.at("parse_logs"), json::array{});  // the field is there before parsing too
+  parse_all();
+  const auto parsed = packet(quiet.id());
+  EXPECT_EQ(parsed.at("parse_status"), "parsed");
+  EXPECT_EQ(parsed.at("readings_count"), 0);
+  ASSERT_EQ(parsed.at("parse_logs").as_array().size(), 1u) << parsed;
+  EXPECT_NE(std::string(parsed.at("parse_logs").as_array()[0].as_string()).find("frame 0xDD carries no reading"),
+            std::string::npos);
+  EXPECT_EQ(packet(plain.id()).at("parse_logs"), json::array{});
+  // And in lists.
+  auto listed = call("GET", "/api/v1/devices/" + device_ + "/packets?sort_direction=asc", key_);
+  EXPECT_EQ(listed.data().as_array()[0].at("parse_logs"), parsed.at("parse_logs"));
+}
+
 TEST_F(parsing, the_mandate_sets_the_parse_deadline) {
   auto slow = send("EE", "2024-05-01T10:00:00Z");
   parse_all();

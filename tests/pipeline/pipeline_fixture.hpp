@@ -22,6 +22,11 @@ inline const char* const parser_code = R"(defmodule Parser do
     %{sum: Enum.reduce(1..10_000_000, 0, fn x, acc -> acc + x end)}
   end
 
+  def parse(<<0xDD>>, _meta) do
+    Logger.info("frame 0xDD carries no reading")
+    []
+  end
+
   def parse(<<v, 1>>, _meta) do
     {%{v: v}, measured_at: DateTime.from_unix!(1_704_067_200), location: {13.4, 52.5},
      fields: %{"status" => %{"last_v" => v}}}
