@@ -48,6 +48,38 @@ void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
     print(call(*o, "POST", "mandates", &body));
   });
 
+  struct update_args {
+    std::string id, name, slug, time_zone;
+    std::vector<std::string> features;
+    int limit = -1, parse_timeout_ms = -1;
+  };
+  auto changes = std::make_shared<update_args>();
+  auto* update = mandate->add_subcommand("update", "Change a mandate (only what is given); prints it as JSON");
+  update->add_option("id", changes->id, "Mandate id")->required();
+  update->add_option("--name", changes->name, "Name");
+  update->add_option("--slug", changes->slug, "Slug");
+  auto* feature = update->add_option("--feature", changes->features,
+                                     "Features, replacing the current ones (api_packets_writeable); repeatable");
+  update->add_option("--limit-max-api-keys", changes->limit, "Maximum number of API keys");
+  update->add_option("--time-zone", changes->time_zone, "IANA time zone of the billing statistics");
+  update->add_option("--parse-timeout-ms", changes->parse_timeout_ms, "Per-packet parse time limit (1..60000 ms)");
+  update->callback([o, changes, feature] {
+    json::object m;
+    if (!changes->name.empty()) m["name"] = changes->name;
+    if (!changes->slug.empty()) m["slug"] = changes->slug;
+    if (!changes->time_zone.empty()) m["time_zone"] = changes->time_zone;
+    if (feature->count() > 0) {
+      json::array features;
+      for (const auto& f : changes->features) features.emplace_back(f);
+      m["features"] = std::move(features);
+    }
+    if (changes->limit >= 0) m["limit_max_api_keys"] = changes->limit;
+    if (changes->parse_timeout_ms >= 0) m["parse_timeout_ms"] = changes->parse_timeout_ms;
+    if (m.empty()) throw CLI::ValidationError("mandate update", "give at least one field to change");
+    json::object body{{"mandate", std::move(m)}};
+    print(call(*o, "PATCH", "mandates/" + url_encode(changes->id), &body));
+  });
+
   mandate->add_subcommand("list", "List mandates")->callback([o] {
     print(call(*o, "GET", "mandates?limit=100", nullptr));
   });

@@ -29,6 +29,7 @@ struct api_answer {
   int status = 0;
   boost::json::value body;
   std::string error;
+  boost::json::value errors;  // the envelope's per-field errors (422), null when none
   [[nodiscard]] bool ok() const { return status > 0 && status < 400; }
 };
 

@@ -13,12 +13,20 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("fieldline"));
   CLI::App app{"fieldline: multi-tenant IoT device data service"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "fieldline " FIELDLINE_VERSION);
+  // Options of a command may come before or after its subcommands (`admin --server X key list` and
+  // `admin key list --server X`); subcommands added below inherit this.
+  app.fallthrough();
   fl::cli::add_serve_command(app);
   fl::cli::add_admin_command(app);
   fl::cli::add_parser_command(app);
   fl::cli::add_bench_command(app);
   fl::cli::add_reparse_command(app);
   fl::cli::add_watch_command(app);
+  if (auto unknown = fl::cli::unknown_subcommand(app, argc, argv)) {
+    std::fprintf(stderr, "fieldline: unknown subcommand %s\nRun with --help for the commands.\n", unknown->c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -322,8 +322,9 @@ int replay_command(const std::string& file, const std::string& packets_file, int
 }  // namespace
 
 void add_parser_command(CLI::App& app) {
-  auto* parser = app.add_subcommand("parser", "Check, test and replay Elixir parsers in the sandbox");
+  auto* parser = app.add_subcommand("parser", "Check, test, replay and deploy Elixir parsers");
   parser->require_subcommand(1);
+  add_parser_deploy_command(*parser);
 
   auto check_files = std::make_shared<std::vector<std::string>>();
   auto* check = parser->add_subcommand("check", "Compile and check parsers against the allow-list");

@@ -58,7 +58,7 @@ std::string human_line(const json::object& item, bool packets) {
 }
 
 int watch(const watch_options& o) {
-  const auto server = api::parse_server(o.server, api::server_protocol::websocket);
+  const auto server = api::parse_server(o.server);
   if (!server) {
     std::fprintf(stderr, "fieldline watch: --server: %s\n", server.error().c_str());
     return 2;
@@ -127,7 +127,9 @@ void add_watch_command(CLI::App& app) {
   device->excludes(folder);
   cmd->add_flag("--packets", o->packets, "Packets instead of readings");
   cmd->add_option("--after", o->after, "First replay what was stored after this time (ISO 8601)");
-  cmd->add_option("--server", o->server, "HOST:PORT, ws://HOST:PORT or wss://HOST:PORT of the server")
+  cmd->add_option("--server", o->server,
+                  "The server: HOST:PORT, the URL `serve` prints (http(s)://HOST:PORT) or ws(s)://HOST:PORT")
+      ->envname("FIELDLINE_SERVER")
       ->capture_default_str();
   cmd->add_option("--ca", o->ca,
                   "With wss://: trust the CA or certificate in this PEM file (default: the system's trust store)");

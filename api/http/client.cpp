@@ -25,16 +25,16 @@ std::string client_response::header(std::string_view name) const {
   return {};
 }
 
-boost::system::result<server_address, std::string> parse_server(std::string_view text, server_protocol protocol) {
-  const bool ws = protocol == server_protocol::websocket;
-  const std::string usage =
-      ws ? "HOST:PORT, ws://HOST:PORT or wss://HOST:PORT" : "HOST:PORT, http://HOST:PORT or https://HOST:PORT";
+boost::system::result<server_address, std::string> parse_server(std::string_view text) {
+  // One server speaks HTTP and websockets on the same port: the URL `serve` prints (http://...)
+  // works for every command, and ws:// / wss:// name the same server.
+  const std::string usage = "HOST:PORT, http(s)://HOST:PORT or ws(s)://HOST:PORT";
   server_address out;
   if (const auto scheme_end = text.find("://"); scheme_end != std::string_view::npos) {
     const std::string_view scheme = text.substr(0, scheme_end);
-    if (scheme == (ws ? "ws" : "http")) {
+    if (scheme == "http" || scheme == "ws") {
       out.tls = false;
-    } else if (scheme == (ws ? "wss" : "https")) {
+    } else if (scheme == "https" || scheme == "wss") {
       out.tls = true;
     } else {
       return {boost::system::in_place_error, "the server must be " + usage + ", got " + std::string(text)};

@@ -34,10 +34,9 @@ struct server_address {
   std::uint16_t port = 0;
   bool tls = false;
 };
-enum class server_protocol : std::uint8_t { http, websocket };
-// The error is a message for the user.
-[[nodiscard]] boost::system::result<server_address, std::string> parse_server(std::string_view text,
-                                                                              server_protocol protocol);
+// HOST:PORT, http(s)://HOST:PORT or ws(s)://HOST:PORT (one port serves both). The error is a
+// message for the user.
+[[nodiscard]] boost::system::result<server_address, std::string> parse_server(std::string_view text);
 
 class http_client {
  public:

@@ -110,6 +110,65 @@ TEST(serve_process, admin_cli_makes_groups_whose_member_keys_get_their_rules) {
   EXPECT_EQ(stop_server(*server), 0);
 }
 
+TEST(serve_process, parser_deploy_and_mandate_update_from_the_command_line) {
+  temp_dir dir;
+  auto server = start_server(dir.path());
+  ASSERT_GT(server->port, 0);
+  // Options after the subcommand, and the server as the URL `serve` prints, from the environment.
+  std::string env = "FIELDLINE_SERVER=http://127.0.0.1:";
+  env += std::to_string(server->port);
+  env += " ";
+  std::string cli = env + FIELDLINE_BINARY;
+  const std::string data = " --data " + dir.path().string();
+  const std::string mandate(
+      boost::json::parse(run(cli + " admin mandate create --name Acme" + data)).at("id").as_string());
+  const auto updated = boost::json::parse(
+      run(cli + " admin mandate update " + mandate + " --parse-timeout-ms 250 --feature api_packets_writeable" + data));
+  EXPECT_EQ(updated.at("parse_timeout_ms"), 250);
+  EXPECT_EQ(updated.at("features").as_array().at(0), "api_packets_writeable");
+  EXPECT_EQ(updated.at("name"), "Acme");  // what was not given stays
+
+  // Deploy: created, then the same name is replaced; a rejected file is not stored and says why.
+  const std::string file = (dir.path() / "meter.ex").string();
+  const auto write = [&](const std::string& code) { std::ofstream(file) << code; };
+  write("defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: []\nend\n");
+  const std::string deploy = cli + " parser deploy " + file + " --mandate " + mandate + data;
+  const auto created = run(deploy);
+  EXPECT_EQ(created.rfind("created parser meter (", 0), 0u) << created;
+  write("defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: %{v: 1}\nend\n");
+  EXPECT_EQ(run(deploy).rfind("updated parser meter (", 0), 0u);
+  write("defmodule Parser do\n  def parse(_, _), do: :os.cmd('id')\nend\n");
+  const auto refused = run(deploy + " 2>&1 || true");
+  EXPECT_NE(refused.find("HTTP 422"), std::string::npos) << refused;
+  EXPECT_NE(refused.find(":os.cmd"), std::string::npos) << refused;
+  const auto listed =
+      boost::json::parse(run(cli + " admin mandate show " + mandate + data));  // the mandate is unchanged
+  EXPECT_EQ(listed.at("parse_timeout_ms"), 250);
+  {
+    api::http_client client("127.0.0.1", server->port);
+    const std::string key = dir.path().string() + "/superadmin.key";
+    std::ifstream in(key);
+    std::string superadmin;
+    std::getline(in, superadmin);
+    auto parsers = client.request("GET", "/admin/v1/mandates/" + mandate + "/parsers", {}, {{"x-api-key", superadmin}});
+    const auto list = boost::json::parse(parsers.body).at("body").as_array();
+    ASSERT_EQ(list.size(), 1u) << parsers.body;
+    EXPECT_NE(std::string(list[0].at("code").as_string()).find("%{v: 1}"), std::string::npos);
+  }
+  EXPECT_EQ(stop_server(*server), 0);
+}
+
+TEST(serve_process, the_command_line_names_an_unknown_subcommand_and_its_version) {
+  std::string version = FIELDLINE_BINARY;
+  version += " --version";
+  EXPECT_EQ(run(version).rfind("fieldline ", 0), 0u);
+  std::string typo = FIELDLINE_BINARY;
+  typo += " admin mandat list 2>&1; echo \"exit $?\"";
+  const auto out = run(typo);
+  EXPECT_NE(out.find("unknown subcommand mandat"), std::string::npos) << out;
+  EXPECT_NE(out.find("exit 2"), std::string::npos) << out;
+}
+
 TEST(serve_process, refuses_a_config_file_with_unknown_keys) {
   temp_dir dir;
   const auto config = dir.path() / "config.json";

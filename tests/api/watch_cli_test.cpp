@@ -57,8 +57,18 @@ TEST_F(watch_cli, a_bad_key_is_an_error_and_exit_status_1) {
   EXPECT_NE(err.find("401"), std::string::npos) << err;
 }
 
-TEST_F(watch_cli, a_server_given_as_a_url_is_a_clear_usage_error) {
-  watch_process watch({"--device", device_, "--server", "http://" + server(), "--key", key_});
+TEST_F(watch_cli, the_url_serve_prints_is_taken_as_the_server) {
+  watch_process watch({"--device", device_, "--packets", "--server", "http://" + server(), "--key", key_});
+  std::string first;
+  for (int i = 0; i < 100 && first.empty(); ++i) {  // polling a condition: its socket may not be open yet
+    post_packet(admin_, device_, "01");
+    first = watch.line(200ms);
+  }
+  EXPECT_FALSE(first.empty());
+}
+
+TEST_F(watch_cli, a_server_of_another_scheme_is_a_clear_usage_error) {
+  watch_process watch({"--device", device_, "--server", "ftp://" + server(), "--key", key_});
   auto [status, err] = watch.finish();
   EXPECT_EQ(status, 2);
   EXPECT_NE(err.find("HOST:PORT"), std::string::npos) << err;
