@@ -23,6 +23,7 @@ parser_check parser_checker::check(const std::string& mandate, const std::string
   // worker, and stopped afterwards (checks are rare; parsing needs the room under the cap).
   const auto result = parsing_.sandbox_pool().check(mandate + "/check", code, false);
   parser_check out;
+  for (const auto& [line, message] : result.warnings) out.warnings.push_back({line, message});
   if (result.ok) return out;
   for (const auto& [line, message] : result.problems) out.problems.push_back({line, message});
   if (out.problems.empty()) out.problems.push_back({std::nullopt, "the parser was rejected"});

@@ -26,6 +26,7 @@ struct parser_problem {
 struct parser_check {
   bool busy = false;                     // another check of this mandate is running: try again later
   std::vector<parser_problem> problems;  // empty: the code compiles and passes every check
+  std::vector<parser_problem> warnings;  // the compiler's warnings (unused variables, ...): not a rejection
 };
 
 class parser_checker {

@@ -64,6 +64,9 @@ struct parse_limits {
 struct check_result {
   bool ok = false;
   std::vector<std::pair<std::optional<int>, std::string>> problems;  // (line, message)
+  // What the compiler warns about (unused variables, a missing `use Platform.Parsing.Behaviour`):
+  // reported, never a reason to reject (`parser check --strict` counts them).
+  std::vector<std::pair<std::optional<int>, std::string>> warnings;  // (line, message)
 };
 
 struct vector_result {

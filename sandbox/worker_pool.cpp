@@ -410,7 +410,10 @@ check_result worker_pool::check(const std::string& lane, const std::string& sour
   if (const auto* checked = protocol::tagged(decoded, "checked", 2)) {
     const auto* inner = checked->items[1].as_tuple();
     result.ok = inner && !inner->items.empty() && inner->items[0].is_atom("ok");
-    if (!result.ok && inner && inner->items.size() == 2) result.problems = protocol::problems_of(&inner->items[1]);
+    if (inner && inner->items.size() == 2) {
+      // {:ok, warnings} | {:error, problems}
+      (result.ok ? result.warnings : result.problems) = protocol::problems_of(&inner->items[1]);
+    }
     release(std::move(s), keep_worker);
     return result;
   }

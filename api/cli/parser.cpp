@@ -76,18 +76,25 @@ std::string diff(const std::string& expected, const std::string& actual) {
   return out;
 }
 
-int check_command(const std::vector<std::string>& files) {
+// Problems reject the parser; warnings (the compiler's: unused variables, a missing `use
+// Platform.Parsing.Behaviour`) are printed as `file:line: warning: ...` and fail only with --strict.
+int check_command(const std::vector<std::string>& files, bool strict) {
   auto pool = make_pool();
   int failures = 0;
   for (const auto& file : files) {
     auto result = pool.check(read_file(file));
-    if (result.ok) {
-      std::printf("%s: ok\n", file.c_str());
-      continue;
-    }
-    ++failures;
     for (const auto& [line, message] : result.problems)
       std::printf("%s: %s\n", where(file, line).c_str(), message.c_str());
+    for (const auto& [line, message] : result.warnings)
+      std::printf("%s: warning: %s\n", where(file, line).c_str(), message.c_str());
+    if (!result.ok || (strict && !result.warnings.empty())) {
+      ++failures;
+    } else if (result.warnings.empty()) {
+      std::printf("%s: ok\n", file.c_str());
+    } else {
+      std::printf("%s: ok (%zu warning%s)\n", file.c_str(), result.warnings.size(),
+                  result.warnings.size() == 1 ? "" : "s");
+    }
   }
   return failures == 0 ? 0 : 1;
 }
@@ -326,10 +333,15 @@ void add_parser_command(CLI::App& app) {
   parser->require_subcommand(1);
   add_parser_deploy_command(*parser);
 
-  auto check_files = std::make_shared<std::vector<std::string>>();
+  struct check_args {
+    std::vector<std::string> files;
+    bool strict = false;
+  };
+  auto cargs = std::make_shared<check_args>();
   auto* check = parser->add_subcommand("check", "Compile and check parsers against the allow-list");
-  check->add_option("files", *check_files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
-  check->callback([check_files] { std::exit(check_command(*check_files)); });
+  check->add_option("files", cargs->files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
+  check->add_flag("--strict", cargs->strict, "Count warnings (unused variables, missing use) as failures");
+  check->callback([cargs] { std::exit(check_command(cargs->files, cargs->strict)); });
 
   struct test_args {
     std::vector<std::string> files;
@@ -342,7 +354,8 @@ void add_parser_command(CLI::App& app) {
   auto* test = parser->add_subcommand("test", "Run each parser's tests/0 vectors; exit 0 only if all pass");
   test->add_option("files", targs->files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
   test->add_flag("--json", targs->json, "One JSON object per file");
-  test->add_flag("--strict", targs->strict, "Count warnings (fields/0, catch-all clause) as failures");
+  test->add_flag("--strict", targs->strict,
+                 "Count warnings (compiler warnings, fields/0, catch-all clause) as failures");
   test->add_option("--junit", targs->junit, "Also write the results as a JUnit XML report to this file (for CI)");
   test->add_option("--timeout-ms", targs->timeout_ms,
                    "Per-vector time limit (default: the server's per-packet default; a mandate may set its own)")

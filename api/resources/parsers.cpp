@@ -26,8 +26,10 @@ api_result<json::object> load_parser(storage::records& records, const uuid& mand
 }
 
 // Reads name/language/code into `doc`; `creating` makes name and code required. Code is checked in
-// the sandbox: every problem becomes a 422 entry under "code" naming its line.
-api_result<void> read_parser_fields(request_context& ctx, const json::object& body, json::object& doc, bool creating) {
+// the sandbox: every problem becomes a 422 entry under "code" naming its line; the compiler's
+// warnings (`line N: ...`) go to `warnings` (the parser is stored all the same).
+api_result<void> read_parser_fields(request_context& ctx, const json::object& body, json::object& doc, bool creating,
+                                    json::array& warnings) {
   field_reader in(body);
   if (auto name = in.string("name", 255, creating)) doc["name"] = *name;
   if (in.has("language")) {
@@ -44,6 +46,8 @@ api_result<void> read_parser_fields(request_context& ctx, const json::object& bo
         ctx.app.parsers.check(mandate && mandate->is_string() ? std::string(mandate->get_string()) : "", *code);
     if (checked.busy) return api_error{429, "another parser of this mandate is being checked: try again shortly"};
     problems = std::move(checked.problems);
+    for (const auto& w : checked.warnings)
+      warnings.emplace_back((w.line ? "line " + std::to_string(*w.line) + ": " : std::string()) + w.message);
   } catch (const std::exception& e) {
     spdlog::error("parser check failed: {}", e.what());
     return api_error{503, "parsers cannot be checked right now"};
@@ -61,6 +65,13 @@ api_result<void> read_parser_fields(request_context& ctx, const json::object& bo
   }
   doc["code"] = *code;
   return {};
+}
+
+// The stored parser as answered to a create or edit: with the check's warnings when there are any
+// (not stored: they belong to this check).
+json::object with_warnings(json::object doc, json::array warnings) {
+  if (!warnings.empty()) doc["warnings"] = std::move(warnings);
+  return doc;
 }
 
 http_response parser_list_response(request_context& ctx, const uuid& mandate) {
@@ -113,11 +124,12 @@ http_response admin_create_parser(request_context& ctx) {
   json::object doc{
       {"id", id.str()},     {"name", ""},       {"language", "ex"}, {"code", ""}, {"mandate_id", mandate->str()},
       {"inserted_at", now}, {"updated_at", now}};
-  if (auto read = read_parser_fields(ctx, *body, doc, true); !read) return error_response(read.error());
+  json::array warnings;
+  if (auto read = read_parser_fields(ctx, *body, doc, true, warnings); !read) return error_response(read.error());
   auto batch = ctx.records().batch();
   ctx.records().put(batch, {record_kind::parser, *mandate, id}, doc);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
-  return single_response(doc, 201);
+  return single_response(with_warnings(doc, std::move(warnings)), 201);
 }
 
 http_response admin_show_parser(request_context& ctx) {
@@ -137,7 +149,8 @@ http_response admin_edit_parser(request_context& ctx) {
   if (!doc) return error_response(doc.error());
   // The check runs before taking the writer lock (it may take a worker start); the write re-reads.
   json::object changed = *doc;
-  if (auto read = read_parser_fields(ctx, *body, changed, false); !read) return error_response(read.error());
+  json::array warnings;
+  if (auto read = read_parser_fields(ctx, *body, changed, false, warnings); !read) return error_response(read.error());
   auto lock = ctx.records().writer();
   auto current = load_parser(ctx.records(), *mandate, ctx.param("parser"));
   if (!current) return error_response(current.error());
@@ -146,7 +159,7 @@ http_response admin_edit_parser(request_context& ctx) {
   auto batch = ctx.records().batch();
   ctx.records().put(batch, {record_kind::parser, *mandate, *uuid::parse(current->at("id").as_string())}, *current);
   if (auto done = checked(ctx.records().commit(batch)); !done) return error_response(done.error());
-  return single_response(*current);
+  return single_response(with_warnings(*current, std::move(warnings)));
 }
 
 http_response admin_delete_parser(request_context& ctx) {

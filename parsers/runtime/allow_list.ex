@@ -269,6 +269,15 @@ defmodule Fieldline.AllowList do
   @doc "The allowed modules, for documentation and `parser check` messages."
   def allowed_modules, do: Map.keys(@open_modules) ++ Map.keys(@closed_modules)
 
+  @doc """
+  What parser source may name, for the generated list in docs/PARSERS.md (parsers/allowed_doc.exs):
+  `open` (module => functions it may not call), `closed` (module => the functions it may call, or
+  `:all`), `erlang` (the `:erlang` functions), `usable` (what `use` may name).
+  """
+  def reference do
+    %{open: @open_modules, closed: Map.delete(@closed_modules, :erlang), erlang: Map.keys(@erlang), usable: @usable}
+  end
+
   @doc "Protocol => the implementations dispatch may reach (see parsers/consolidate.exs)."
   def protocol_impls, do: @protocol_impls
 
@@ -276,7 +285,8 @@ defmodule Fieldline.AllowList do
 
   @doc """
   Whether compiled parser code may call `mod.fun/arity` directly or hold it as `&mod.fun/arity`:
-  `:ok` or `{:error, why}` (a sentence after "call to M.f/a is not allowed"). The contextual calls
+  `:ok`, `{:error, why}` (a sentence after "call to M.f/a is not allowed") or `{:error, :undefined}`
+  (an allowed module without that function). The contextual calls
   (`:erlang.error/3`, `:erlang.raise/3`, `Exception.normalize/3`, `:erlang.get_module_info/1,2`) are
   not decided here: `Fieldline.BeamCheck` allows them only in the shape the compiler emits.
   """
@@ -324,11 +334,22 @@ defmodule Fieldline.AllowList do
     end
   end
 
+  # `{:error, :undefined}`: the module is allowed but has no such function (Fieldline.BeamCheck
+  # words it "undefined function M.f/a").
   defp exported(mod, fun, arity) do
     if Code.ensure_loaded?(mod) and function_exported?(mod, fun, arity),
       do: :ok,
-      else: {:error, "no such function"}
+      else: {:error, :undefined}
   end
+
+  @doc """
+  The module and function a parser author wrote for `mod.fun`: the compiler's rewrites (regex
+  calls into `Fieldline.SafeRegex`/`SafeString`) undone, so messages name what the source says.
+  """
+  def as_written(Fieldline.SafeRegex, :match_op), do: {Kernel, :=~}
+  def as_written(Fieldline.SafeRegex, fun), do: {Regex, fun}
+  def as_written(Fieldline.SafeString, fun), do: {String, fun}
+  def as_written(mod, fun), do: {mod, fun}
 
   defp short(mod), do: inspect(mod)
 
@@ -352,9 +373,125 @@ defmodule Fieldline.AllowList do
         end
       end)
 
-    case Enum.uniq(violations) do
+    case violations |> Enum.uniq() |> present() do
       [] -> :ok
       list -> {:error, Enum.sort_by(list, fn {line, msg} -> {line || 0, msg} end)}
+    end
+  end
+
+  # What the walk found, worded for the parser author: each problem once (a reference to a module
+  # on a line where a call, directive or `use` already names that module is the same problem), a
+  # module that does not exist at all is "unknown" rather than "not allowed", a function an allowed
+  # module does not have is "undefined". The verdict does not change: an entry is dropped only when
+  # another one on the same line remains.
+  defp present(violations) do
+    named = for {line, finding} <- violations, mod = names_module(finding), into: MapSet.new(), do: {line, mod}
+
+    violations
+    |> Enum.reject(fn
+      {line, {:module_ref, mod}} -> MapSet.member?(named, {line, mod})
+      _ -> false
+    end)
+    |> Enum.map_reduce(%{}, fn {line, finding}, known ->
+      {message, known} = word(finding, known)
+      {{line, message}, known}
+    end)
+    |> elem(0)
+    |> Enum.uniq()
+  end
+
+  defp names_module({:remote, mod, _fun}), do: mod
+  defp names_module({:text, _msg, mod}), do: mod
+  defp names_module(_), do: nil
+
+  defp word(msg, known) when is_binary(msg), do: {msg, known}
+  defp word({:text, msg, _mod}, known), do: {msg, known}
+
+  defp word({:module_ref, mod}, known) do
+    case exists(mod, known) do
+      {false, known} -> {"unknown module #{inspect(mod)}#{suggest_module(mod)}", known}
+      {true, known} -> {"module #{inspect(mod)} is not allowed", known}
+    end
+  end
+
+  defp word({:remote, mod, fun}, known) do
+    cond do
+      Map.has_key?(@open_modules, mod) or Map.has_key?(@closed_modules, mod) ->
+        if defines?(mod, fun),
+          do: {"call to #{inspect(mod)}.#{fun} is not allowed", known},
+          else: {"undefined function #{inspect(mod)}.#{fun}#{suggest_function(mod, fun, nil)}", known}
+
+      true ->
+        case exists(mod, known) do
+          {false, known} -> {"unknown module #{inspect(mod)} (in #{inspect(mod)}.#{fun})#{suggest_module(mod)}", known}
+          {true, known} -> {"call to #{inspect(mod)}.#{fun} is not allowed: module #{inspect(mod)} is not available to parsers", known}
+        end
+    end
+  end
+
+  # Whether a module exists in this VM (loaded or on the code path), asked of the code server for at
+  # most @max_lookups distinct modules per check (each may search the code path); past that, and for
+  # every parser module of this VM, the answer is "exists" (the wording the check always had).
+  @max_lookups 20
+  defp exists(mod, known) do
+    case Map.fetch(known, mod) do
+      {:ok, answer} ->
+        {answer, known}
+
+      :error ->
+        answer =
+          cond do
+            String.starts_with?(Atom.to_string(mod), "Elixir.FieldlineParsers") -> true
+            map_size(known) >= @max_lookups -> true
+            :erlang.module_loaded(mod) -> true
+            true -> :code.which(mod) != :non_existing
+          end
+
+        {answer, Map.put(known, mod, answer)}
+    end
+  end
+
+  @doc "Whether an allowed module has a function or macro named `fun` (any arity)."
+  def defines?(mod, fun) do
+    Code.ensure_loaded?(mod) and Enum.any?(all_names(mod), fn {name, _} -> name == fun end)
+  end
+
+  defp all_names(mod) do
+    macros = if function_exported?(mod, :__info__, 1), do: mod.__info__(:macros), else: []
+    mod.module_info(:exports) ++ macros
+  end
+
+  # What a suggestion may name: not the generated or internal functions.
+  defp names_of(mod) do
+    Enum.reject(all_names(mod), fn {name, _} ->
+      String.starts_with?(Atom.to_string(name), ["__", "MACRO-"]) or name == :module_info
+    end)
+  end
+
+  defp suggest_module(mod) do
+    shown = inspect(mod)
+
+    case Enum.max_by(allowed_modules(), &String.jaro_distance(inspect(&1), shown), fn -> nil end) do
+      nil -> ""
+      best -> if String.jaro_distance(inspect(best), shown) >= 0.8, do: " (did you mean #{inspect(best)}?)", else: ""
+    end
+  end
+
+  @doc "` (did you mean Mod.fun/arity?)` for the closest function an allowed module has, or `\"\"`."
+  def suggest_function(mod, fun, arity) do
+    candidates = if Code.ensure_loaded?(mod), do: names_of(mod), else: []
+    wanted = Atom.to_string(fun)
+
+    closest = fn {name, a} -> {String.jaro_distance(Atom.to_string(name), wanted), a == arity} end
+
+    case Enum.max_by(candidates, closest, fn -> nil end) do
+      {name, a} ->
+        if String.jaro_distance(Atom.to_string(name), wanted) >= 0.8,
+          do: " (did you mean #{inspect(mod)}.#{name}/#{a}?)",
+          else: ""
+
+      nil ->
+        ""
     end
   end
 
@@ -461,6 +598,7 @@ defmodule Fieldline.AllowList do
   defp visit({:use, meta, [target | _]}, ctx, acc) do
     case resolve(target, ctx) do
       mod when mod in @usable -> acc
+      mod when is_atom(mod) -> [{line(meta), {:text, "use of #{Macro.to_string(target)} is not allowed", mod}} | acc]
       _ -> [{line(meta), "use of #{Macro.to_string(target)} is not allowed"} | acc]
     end
   end
@@ -506,8 +644,12 @@ defmodule Fieldline.AllowList do
   defp visit({{:., meta, [{:__aliases__, _, [:Kernel]} = mod, name]}, call_meta, args} = node, ctx, acc)
        when is_atom(name) and is_list(args) do
     if resolve(mod, ctx) == Kernel do
-      local = visit({name, Keyword.merge(call_meta, line: line(meta)), args}, ctx, acc)
-      remote_call(node, ctx, local)
+      # Kernel.send(...) is one problem: named as the remote call when that is refused, else as the
+      # local form (Kernel.@(on_load(...))).
+      case remote_call(node, ctx, acc) do
+        ^acc -> visit({name, Keyword.merge(call_meta, line: line(meta)), args}, ctx, acc)
+        remote -> remote
+      end
     else
       remote_call(node, ctx, acc)
     end
@@ -610,7 +752,7 @@ defmodule Fieldline.AllowList do
       mod when is_atom(mod) ->
         if allowed_module?(mod),
           do: acc,
-          else: [{line(meta), "#{what} of #{inspect(mod)} is not allowed: module #{inspect(mod)} is not available to parsers"} | acc]
+          else: [{line(meta), {:text, "#{what} of #{inspect(mod)} is not allowed: module #{inspect(mod)} is not available to parsers", mod}} | acc]
 
       {:dynamic, _} ->
         [{line(meta), "#{what} of #{Macro.to_string(target)} is not allowed"} | acc]
@@ -635,7 +777,7 @@ defmodule Fieldline.AllowList do
     do: Map.has_key?(@open_modules, mod) or Map.has_key?(@closed_modules, mod) or mod == Kernel.SpecialForms
 
   defp check_module_reference(mod, line, acc) do
-    if allowed_module?(mod), do: acc, else: [{line, "module #{inspect(mod)} is not allowed"} | acc]
+    if allowed_module?(mod), do: acc, else: [{line, {:module_ref, mod}} | acc]
   end
 
   defp check_remote(mod, fun, line, acc) do
@@ -648,11 +790,11 @@ defmodule Fieldline.AllowList do
       Map.has_key?(@closed_modules, mod) ->
         case Map.fetch!(@closed_modules, mod) do
           :all -> acc
-          funs -> if fun in funs, do: acc, else: [{line, "call to #{inspect(mod)}.#{fun} is not allowed"} | acc]
+          funs -> if fun in funs, do: acc, else: [{line, {:remote, mod, fun}} | acc]
         end
 
       true ->
-        [{line, "call to #{inspect(mod)}.#{fun} is not allowed: module #{inspect(mod)} is not available to parsers"} | acc]
+        [{line, {:remote, mod, fun}} | acc]
     end
   end
 end

@@ -178,9 +178,17 @@ defmodule Fieldline.BeamCheck do
       :not_contextual ->
         case AllowList.beam_call(m, f, a) do
           :ok -> acc
+          {:error, :undefined} -> problem(acc, line, undefined(m, f, a))
           {:error, why} -> problem(acc, line, "call to #{shown} is not allowed: #{why}")
         end
     end
+  end
+
+  # "undefined function String.upcas/1 (did you mean String.upcase/1?)", named as the source wrote
+  # it (not as the compiler rewrote it).
+  defp undefined(m, f, a) do
+    {mod, fun} = AllowList.as_written(m, f)
+    "undefined function #{Exception.format_mfa(mod, fun, a)}#{AllowList.suggest_function(mod, fun, a)}"
   end
 
   defp contextual(:erlang, :error, 3, state, _ctx) do
@@ -234,6 +242,7 @@ defmodule Fieldline.BeamCheck do
 
           case verdict do
             :ok -> {problems, seen}
+            {:error, :undefined} -> {[{line, "capture of " <> undefined(m, f, a)} | problems], seen}
             {:error, why} -> {[{line, "capture of #{Exception.format_mfa(m, f, a)} is not allowed: #{why}"} | problems], seen}
           end
 

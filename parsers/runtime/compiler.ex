@@ -13,16 +13,28 @@ defmodule Fieldline.Compiler do
   @compile_timeout_ms 10_000
   @compile_heap_words 64 * 1024 * 1024
 
-  @doc "Checks without loading anything. `{:ok, []}` or `{:error, [{line, message}]}`."
+  @doc """
+  Checks without loading anything. `{:ok, warnings}` or `{:error, problems}`, both `[{line,
+  message}]`: warnings are what the compiler warns about (unused variables, ...) and a missing
+  `use Platform.Parsing.Behaviour`; they do not reject the parser.
+  """
   def check(source) do
     module = target_module("check")
 
-    with :ok <- runtime_ready(),
-         {:ok, ast} <- prepare(source, "check"),
-         {:ok, _binary} <- compile_verified(ast, module) do
-      {:ok, exports(ast)}
-    end
+    result =
+      with :ok <- runtime_ready(),
+           {:ok, ast} <- prepare(source, "check"),
+           {:ok, _binary, warnings} <- compile_verified(ast, module) do
+        {:ok, by_line(behaviour_warning(ast) ++ warnings)}
+      end
+
+    present(result, module)
   end
+
+  defp by_line(list), do: Enum.sort_by(list, fn {line, msg} -> {line || 0, msg} end)
+
+  @doc "The warnings of the last compile of `module` in this process (see `load/2`), else `[]`."
+  def warnings(module), do: Process.get({:fieldline_warnings, module}, [])
 
   @doc "The compiled module for a parser version (`key`: a short id of the source), compiling on first use."
   def load(key, source) do
@@ -33,13 +45,15 @@ defmodule Fieldline.Compiler do
     else
       with :ok <- runtime_ready(),
            {:ok, ast} <- prepare(source, key),
-           {:ok, binary} <- compile_verified(ast, module),
+           {:ok, binary, warnings} <- compile_verified(ast, module),
            :ok <- defines_parse(module, binary),
            {:module, ^module} <- :code.load_binary(module, ~c"parser.ex", binary) do
+        {:ok, warnings} = present({:ok, by_line(behaviour_warning(ast) ++ warnings)}, module)
+        Process.put({:fieldline_warnings, module}, warnings)
         {:ok, module}
       else
-        {:error, problems} when is_list(problems) -> {:error, problems}
-        {:error, reason} -> {:error, [{nil, "loading failed: #{inspect(reason)}"}]}
+        {:error, problems} when is_list(problems) -> present({:error, problems}, module)
+        {:error, reason} -> {:error, [{nil, "loading failed: #{public(inspect(reason))}"}]}
       end
     end
   end
@@ -73,41 +87,152 @@ defmodule Fieldline.Compiler do
   end
 
   # Compiles a prepared AST without loading it and verifies the BEAM, in a limited process:
-  # {:ok, binary} or {:error, problems}.
+  # {:ok, binary, warnings} or {:error, problems}.
   defp compile_verified(ast, module) do
     result =
       in_limited_process(fn ->
         try do
           case compile_unloaded(ast) do
-            [{^module, binary}] ->
-              with :ok <- Fieldline.BeamCheck.verify(module, binary), do: {:ok, binary}
+            {[{^module, binary}], warnings} ->
+              with :ok <- Fieldline.BeamCheck.verify(module, binary), do: {:ok, binary, warnings}
 
-            modules ->
+            {modules, _warnings} ->
               for {m, _} <- modules, do: purge(m)
               {:error, [{nil, "a parser defines exactly one module, got #{inspect(Enum.map(modules, &elem(&1, 0)))}"}]}
           end
         rescue
-          e -> {:error, [{error_line(e, __STACKTRACE__), Exception.message(e)}]}
+          e -> {:error, [{error_line(e, __STACKTRACE__), error_message(e)}]}
         end
       end)
 
     case result do
-      {:ok, binary} -> {:ok, binary}
+      {:ok, binary, warnings} -> {:ok, binary, warnings}
       {:error, problems} -> {:error, problems}
       {:failed, reason} -> {:error, [{nil, "compiling failed: #{reason}"}]}
     end
   end
 
+  # A compile error without the "parser.ex:N: " its message starts with (the line is given apart),
+  # with a hint where `use Platform.Parsing.Behaviour` would have defined the function.
+  defp error_message(%CompileError{description: description}) when is_binary(description) do
+    case Regex.run(~r/^undefined function (get|get_last_reading|json_decode)\/\d/, description) do
+      [_, _] -> description <> " (it comes with `use Platform.Parsing.Behaviour`)"
+      nil -> description
+    end
+  end
+
+  defp error_message(e), do: Exception.message(e)
+
+  # The parser's module is `Parser` to its author, whatever the runtime renamed it to.
+  defp present({:ok, warnings}, module), do: {:ok, Enum.map(warnings, &public_problem(&1, module))}
+  defp present({:error, problems}, module), do: {:error, Enum.map(problems, &public_problem(&1, module))}
+  defp present(other, _module), do: other
+
+  defp public_problem({line, message}, module) when is_binary(message),
+    do: {line, message |> String.replace(inspect(module), "Parser") |> public()}
+
+  defp public_problem(other, _module), do: other
+
+  @doc "`text` with every name of a renamed parser module (`FieldlineParsers.P<key>`) shown as `Parser`."
+  def public(text) when is_binary(text),
+    do: String.replace(text, ~r/:?"?(Elixir\.)?FieldlineParsers\.P[A-Za-z0-9_]*"?/, "Parser")
+
+  @uses_behaviour {:__aliases__, [], [:Platform, :Parsing, :Behaviour]}
+
+  # A parser without `use Platform.Parsing.Behaviour` lacks get/2,3, get_last_reading/2,
+  # json_decode/1 and the default fields/0 and tests/0.
+  defp behaviour_warning({:defmodule, meta, [_name, [do: body]]}) do
+    top =
+      case body do
+        {:__block__, _, exprs} -> exprs
+        expr -> [expr]
+      end
+
+    uses? =
+      Enum.any?(top, fn
+        {:use, _, [{:__aliases__, _, parts} | _]} -> {:__aliases__, [], parts} == @uses_behaviour
+        _ -> false
+      end)
+
+    if uses?,
+      do: [],
+      else: [
+        {Keyword.get(meta, :line),
+         "Parser does not `use Platform.Parsing.Behaviour` (get/2, json_decode/1, get_last_reading/2 " <>
+           "and the default fields/0 and tests/0 come with it)"}
+      ]
+  end
+
+  defp behaviour_warning(_), do: []
+
   # `@compile {:autoload, false}` keeps the module out of the code server; calling the compiler
   # below Code.compile_quoted skips the parallel checker, which would need the module loaded (it
   # calls `__struct__/0` of a module's own struct) and would run `@after_verify` hooks.
+  #
+  # The compiler's warnings reach the process named in `:elixir_compiler_info` (as they reach
+  # Kernel.ParallelCompiler): a collector of our own, linked (it ends with this process), that also
+  # answers what the compiler asks the parallel compiler (a module is available: ack; wait for a
+  # module: not found, as without it). Returns {modules, warnings}.
   defp compile_unloaded({:defmodule, meta, [name, [do: body]]}) do
     Process.delete(:elixir_checker_info)
-    Process.delete(:elixir_compiler_info)
+    collector =
+      :erlang.spawn_opt(fn -> collect_warnings([], 0) end, [
+        :link,
+        {:max_heap_size, %{size: 1_000_000, kill: true, error_logger: false}}
+      ])
+
+    Process.put(:elixir_compiler_info, {collector, self()})
     no_load = quote(do: @compile({:autoload, false}))
     ast = {:defmodule, meta, [name, [do: {:__block__, [], [no_load, body]}]]}
-    :elixir_compiler.quoted(ast, "parser.ex", fn _file, _lexical -> :ok end)
+
+    modules =
+      try do
+        :elixir_compiler.quoted(ast, "parser.ex", fn _file, _lexical -> :ok end)
+      after
+        Process.delete(:elixir_compiler_info)
+      end
+
+    ref = make_ref()
+    send(collector, {:done, self(), ref})
+
+    warnings =
+      receive do
+        {^ref, warnings} -> warnings
+      after
+        1000 -> []
+      end
+
+    {modules, warnings}
   end
+
+  # At most this many warnings of at most 4 KiB each (Fieldline.Runner.bounded/1).
+  @max_warnings 100
+
+  defp collect_warnings(acc, count) do
+    receive do
+      {:warning, _file, line, message} when count < @max_warnings ->
+        text = message |> IO.chardata_to_string() |> Fieldline.Runner.bounded()
+        collect_warnings([{warning_line(line), text} | acc], count + 1)
+
+      {:module_available, pid, ref, _file, _module, _binary} ->
+        send(pid, {ref, :ack})
+        collect_warnings(acc, count)
+
+      {:waiting, _kind, pid, ref, _file_pid, _module, _modules, _deadlock} ->
+        send(pid, {ref, :not_found})
+        collect_warnings(acc, count)
+
+      {:done, from, ref} ->
+        send(from, {ref, acc |> Enum.reverse() |> Enum.uniq()})
+
+      _ ->
+        collect_warnings(acc, count)
+    end
+  end
+
+  defp warning_line(line) when is_integer(line) and line > 0, do: line
+  defp warning_line({line, _column}) when is_integer(line) and line > 0, do: line
+  defp warning_line(_), do: nil
 
   defp defines_parse(module, binary) do
     case :beam_lib.chunks(binary, [:exports]) do
@@ -126,8 +251,6 @@ defmodule Fieldline.Compiler do
     :code.delete(module)
     :code.purge(module)
   end
-
-  defp exports(_ast), do: []
 
   @doc "Parses, checks and rewrites; `{:ok, ast}` or `{:error, [{line, message}]}`."
   def prepare(source, key) when is_binary(source) do

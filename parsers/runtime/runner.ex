@@ -65,7 +65,7 @@ defmodule Fieldline.Runner do
         batch(module, rest, limits, history, index + 1, emit)
 
       {:DOWN, ^mref, :process, _, reason} ->
-        emit.(index, [{:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []}])
+        emit.(index, [{:error, :crashed, Fieldline.Compiler.public("parse process ended: #{inspect(reason, limit: 10)}"), []}])
         batch(module, rest, limits, history, index + 1, emit)
     after
       timeout ->
@@ -142,7 +142,7 @@ defmodule Fieldline.Runner do
       case outcome do
         {:ok, readings} -> {:ok, readings, logs}
         # The parser's module is `Parser` to its author, whatever the runtime renamed it to.
-        {:error, kind, message} -> {:error, kind, String.replace(message, inspect(module), "Parser"), logs}
+        {:error, kind, message} -> {:error, kind, message |> String.replace(inspect(module), "Parser") |> Fieldline.Compiler.public(), logs}
       end
 
     send(parent, {ref, outcome})
@@ -222,13 +222,14 @@ defmodule Fieldline.Runner do
 
       {^ref, {:error, kind, message}, logs} ->
         Process.demonitor(mref, [:flush])
-        {:error, kind, message, logs}
+        # The parser's module is `Parser` to its author, whatever the runtime renamed it to.
+        {:error, kind, Fieldline.Compiler.public(message), logs}
 
       {:DOWN, ^mref, :process, _, :killed} ->
         {:error, :memory_limit, "parse exceeded its heap limit of #{heap} words", []}
 
       {:DOWN, ^mref, :process, _, reason} ->
-        {:error, :crashed, "parse process ended: #{inspect(reason, limit: 10)}", []}
+        {:error, :crashed, Fieldline.Compiler.public("parse process ended: #{inspect(reason, limit: 10)}"), []}
     after
       timeout ->
         Process.exit(pid, :kill)

@@ -2,12 +2,13 @@ defmodule Fieldline.TestVectors do
   @moduledoc """
   Runs a parser's own `tests/0` vectors (parser-contract.md): `{:parse_hex, hex, meta, expected}`
   (whitespace and mixed case allowed), `{:parse_json, json, meta, expected}`, `{:parse, term, meta,
-  expected}`. Comparison is exact term equality of parse/2's return value. Two community checks are
-  warnings: fields/0 returns a list, and a catch-all clause answers `[]` for a non-binary, non-map.
+  expected}`. Comparison is exact term equality of parse/2's return value. Warnings: the compiler's
+  (`line N: ...`), and two community checks: fields/0 returns a list, and a catch-all clause answers
+  `[]` for a non-binary, non-map.
   """
 
   def run(module, limits) do
-    warnings = warnings(module, limits)
+    warnings = compile_warnings(module) ++ warnings(module, limits)
 
     case Fieldline.Runner.run(limits, fn -> {:ok, [], module.tests()} end) do
       {:ok, _, _logs, tests} when is_list(tests) ->
@@ -19,6 +20,12 @@ defmodule Fieldline.TestVectors do
       {:error, kind, message, _logs} ->
         %{vectors: [], warnings: ["tests/0 failed (#{kind}): #{message}" | warnings]}
     end
+  end
+
+  # What the compiler warned about (unused variables, a missing `use Platform.Parsing.Behaviour`).
+  defp compile_warnings(module) do
+    for {line, message} <- Fieldline.Compiler.warnings(module),
+        do: if(line, do: "line #{line}: #{message}", else: message)
   end
 
   defp warnings(module, limits) do

@@ -178,4 +178,103 @@ TEST(parser_cli, test_and_replay_apply_the_servers_time_limit_unless_overridden)
   EXPECT_EQ(relaxed.exit_code, 0) << relaxed.out;
 }
 
+// What `parser check` tells a parser author (tests/api/data/diagnostics/): what the compiler knows,
+// each problem once, at the line of the call, about `Parser`.
+namespace {
+std::string diag(const std::string& name) {
+  return src("tests/api/data/diagnostics/" + name);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+std::size_t lines_of(const std::string& text) {
+  return count(text, "\n");
+}
+}  // namespace
+
+TEST(parser_cli_diagnostics, typo_module_is_unknown_once_at_its_line) {
+  auto r = run("parser check " + diag("typo_module.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("typo_module.ex:4: unknown module Strng"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean String?"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not allowed"), std::string::npos) << r.out;
+  EXPECT_EQ(lines_of(r.out), 1u) << r.out;
+}
+
+TEST(parser_cli_diagnostics, undefined_function_of_an_allowed_module) {
+  auto r = run("parser check " + diag("undefined_function.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("undefined_function.ex:5: undefined function String.upcas/1 (did you mean String.upcase/1?)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(lines_of(r.out), 1u) << r.out;
+}
+
+TEST(parser_cli_diagnostics, forbidden_module_is_still_not_allowed) {
+  auto r = run("parser check " + diag("forbidden_module.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("forbidden_module.ex:5: call to File.read is not allowed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forbidden_module.ex:5: call to :os.cmd is not allowed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("unknown"), std::string::npos) << r.out;
+  EXPECT_EQ(lines_of(r.out), 2u) << r.out;
+}
+
+TEST(parser_cli_diagnostics, missing_use_is_a_warning) {
+  auto r = run("parser check " + diag("missing_use.ex"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("missing_use.ex:1: warning: Parser does not `use Platform.Parsing.Behaviour`"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("missing_use.ex: ok (1 warning)"), std::string::npos) << r.out;
+  EXPECT_EQ(run("parser check --strict " + diag("missing_use.ex")).exit_code, 1);
+}
+
+TEST(parser_cli_diagnostics, unused_variable_is_a_warning_that_fails_only_when_strict) {
+  const auto file = diag("unused_variable.ex");
+  auto lenient = run("parser check " + file);
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.out;
+  EXPECT_NE(lenient.out.find("unused_variable.ex:5: warning: variable \"x\" is unused"), std::string::npos)
+      << lenient.out;
+  EXPECT_EQ(run("parser check --strict " + file).exit_code, 1);
+  // parser test reports it among its warnings; --strict counts it.
+  auto tested = run("parser test " + file);
+  EXPECT_EQ(tested.exit_code, 0) << tested.out;
+  EXPECT_NE(tested.out.find("warning: line 5: variable \"x\" is unused"), std::string::npos) << tested.out;
+  EXPECT_EQ(run("parser test --strict " + file).exit_code, 1);
+}
+
+TEST(parser_cli_diagnostics, no_internal_module_name_in_any_message) {
+  auto checked =
+      run("parser check " + diag("typo_module.ex") + " " + diag("missing_use.ex") + " " + diag("runtime_errors.ex"));
+  EXPECT_EQ(checked.out.find("FieldlineParsers"), std::string::npos) << checked.out;
+  // Runtime errors: in test vectors and in replay, with the line of the call.
+  auto tested = run("parser test " + diag("runtime_errors.ex"));
+  EXPECT_EQ(tested.exit_code, 1);
+  EXPECT_EQ(tested.out.find("FieldlineParsers"), std::string::npos) << tested.out;
+  EXPECT_NE(tested.out.find("function Parser.nope/0 is undefined"), std::string::npos) << tested.out;
+  EXPECT_NE(tested.out.find("(parser line 4)"), std::string::npos) << tested.out;
+  EXPECT_NE(tested.out.find("(parser line 5)"), std::string::npos) << tested.out;
+  auto replayed = run("parser replay " + diag("runtime_errors.ex") + " --packets " + diag("runtime_errors.jsonl"));
+  EXPECT_EQ(replayed.exit_code, 1);
+  EXPECT_EQ(replayed.out.find("FieldlineParsers"), std::string::npos) << replayed.out;
+  EXPECT_NE(replayed.out.find("function Parser.nope/0 is undefined"), std::string::npos) << replayed.out;
+  EXPECT_NE(replayed.out.find("(parser line 4)"), std::string::npos) << replayed.out;
+  EXPECT_NE(replayed.out.find("(parser line 5)"), std::string::npos) << replayed.out;
+}
+
+TEST(parser_cli_diagnostics, one_message_per_problem) {
+  // alias_file: the alias (line 3) and the call through it (line 5), not also the module reference.
+  auto r = run("parser check " + src("tests/sandbox/hostile/alias_file.ex"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(count(r.out, "alias_file.ex:3: "), 1u) << r.out;
+  EXPECT_EQ(count(r.out, "alias_file.ex:5: "), 1u) << r.out;
+  EXPECT_EQ(lines_of(r.out), 2u) << r.out;
+  auto typo = run("parser check " + diag("typo_module.ex"));
+  EXPECT_EQ(count(typo.out, "Strng"), 2u) << typo.out;  // "unknown module Strng (in Strng.upcase)"
+}
+
 }  // namespace fl::testing

@@ -57,6 +57,27 @@ TEST_F(parsers, a_rejected_parser_is_not_stored_and_the_error_names_line_and_cal
   EXPECT_EQ(create({{"name", "x"}}).status, 422);  // code required
 }
 
+TEST_F(parsers, warnings_come_with_the_stored_parser_and_a_typo_is_an_unknown_module_once) {
+  const std::string warned = "defmodule Parser do\n  def parse(p, _meta) do\n    x = 1\n    p\n  end\nend\n";
+  auto created = create({{"name", "warned"}, {"code", warned}});
+  ASSERT_EQ(created.status, 201) << created.text;
+  const auto& warnings = created.data().at("warnings").as_array();
+  ASSERT_EQ(warnings.size(), 2u) << created.text;
+  EXPECT_EQ(std::string(warnings[0].as_string()).find("line 1: Parser does not `use Platform.Parsing.Behaviour`"), 0u);
+  EXPECT_EQ(std::string(warnings[1].as_string()).find("line 3: variable \"x\" is unused"), 0u);
+  // Not stored: they belong to that check.
+  EXPECT_FALSE(call("GET", "/api/v1/parsers/" + created.id(), key_).data().as_object().contains("warnings"));
+  EXPECT_FALSE(create({{"name", "clean"}, {"code", good_code}}).data().as_object().contains("warnings"));
+
+  const std::string typo =
+      "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(p, _), do: Strng.upcase(p)\nend\n";
+  auto rejected = create({{"name", "typo"}, {"code", typo}});
+  ASSERT_EQ(rejected.status, 422) << rejected.text;
+  const auto& code_errors = rejected.envelope().at("errors").at("code").as_array();
+  ASSERT_EQ(code_errors.size(), 1u) << rejected.text;
+  EXPECT_EQ(std::string(code_errors[0].as_string()).find("line 3: unknown module Strng"), 0u) << rejected.text;
+}
+
 TEST_F(parsers, replacing_code_is_checked_too) {
   auto created = create({{"name", "p"}, {"code", good_code}});
   const std::string path = "/admin/v1/mandates/" + mandate_ + "/parsers/" + created.id();

@@ -139,7 +139,7 @@ defmodule BeamCheckTest do
   test "arity counts: exit/1 is fine, exit/2 (Process.exit) is not; functions must exist" do
     assert :ok = beam_only("def f, do: exit(:normal)")
     rejects("def f(p), do: :erlang.exit(p, :kill)", 2, "call to :erlang.exit/2 is not allowed")
-    rejects("def f, do: Enum.nope(1)", 2, "call to Enum.nope/1 is not allowed: no such function")
+    rejects("def f, do: Enum.nope(1)", 2, "undefined function Enum.nope/1")
     rejects("def f, do: Kernel.\"MACRO-def\"(__ENV__, :x)", 2, "macros are expanded at compile time")
     rejects("def f(m), do: macro_exported?(m, :x, 1)", 2, "call to Kernel.macro_exported?/3 is not allowed")
   end
@@ -187,7 +187,7 @@ defmodule HostileBeamOnlyTest do
         :ok ->
           if @name in @beam_only,
             do: assert({:error, [{line, "call to " <> _} | _]} = Fieldline.Compiler.check(source)) && is_integer(line),
-            else: assert({:ok, []} = Fieldline.Compiler.check(source))
+            else: assert({:ok, _warnings} = Fieldline.Compiler.check(source))
 
         {:error, _} ->
           case beam_only_source(source) do
