@@ -8,6 +8,7 @@
 
 #include "api/cli/admin_client.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/terminal_view.hpp"
 #include "api/http/client.hpp"
 #include "core/json_out.hpp"
 #include "core/query.hpp"
@@ -18,8 +19,9 @@ namespace json = boost::json;
 
 namespace {
 
+// A table on a terminal, JSON when piped (api/cli/terminal_view.hpp).
 void print(const json::value& v) {
-  std::printf("%s\n", to_json(v).c_str());
+  show(v);
 }
 
 void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {

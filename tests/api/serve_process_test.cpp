@@ -29,6 +29,17 @@ std::string run(const std::string& command) {
   return out;
 }
 
+// `fieldline admin` against the server on `port` with the superadmin key of `data`.
+std::string admin_command(int port, const std::filesystem::path& data) {
+  // Appended piecewise: GCC 12 warns falsely (-Warray-bounds) on one long concatenation here.
+  std::string admin = FIELDLINE_BINARY;
+  admin += " admin --server 127.0.0.1:";
+  admin += std::to_string(port);
+  admin += " --data ";
+  admin += data.string();
+  return admin;
+}
+
 }  // namespace
 
 TEST(serve_process, admin_cli_then_sigterm_then_restart_keeps_everything) {
@@ -37,12 +48,7 @@ TEST(serve_process, admin_cli_then_sigterm_then_restart_keeps_everything) {
   ASSERT_GT(server->port, 0);
   EXPECT_EQ(std::filesystem::status(dir.path()).permissions() & std::filesystem::perms::all,
             std::filesystem::perms::owner_all);
-  // Appended piecewise: GCC 12 warns falsely (-Warray-bounds) on one long concatenation here.
-  std::string admin = FIELDLINE_BINARY;
-  admin += " admin --server 127.0.0.1:";
-  admin += std::to_string(server->port);
-  admin += " --data ";
-  admin += dir.path().string();
+  const std::string admin = admin_command(server->port, dir.path());
   const auto mandate = boost::json::parse(run(admin + " mandate create --name Acme --feature api_packets_writeable"));
   const std::string mandate_id(mandate.at("id").as_string());
   EXPECT_EQ(mandate.at("features").as_array()[0], "api_packets_writeable");
@@ -72,11 +78,7 @@ TEST(serve_process, admin_cli_makes_groups_whose_member_keys_get_their_rules) {
   temp_dir dir;
   auto server = start_server(dir.path());
   ASSERT_GT(server->port, 0);
-  std::string admin = FIELDLINE_BINARY;
-  admin += " admin --server 127.0.0.1:";
-  admin += std::to_string(server->port);
-  admin += " --data ";
-  admin += dir.path().string();
+  const std::string admin = admin_command(server->port, dir.path());
   const std::string mandate(boost::json::parse(run(admin + " mandate create --name Acme")).at("id").as_string());
   const std::string key = run(admin + " key create --mandate " + mandate + " --role admin 2>/dev/null");
   const auto group = boost::json::parse(
@@ -155,6 +157,23 @@ TEST(serve_process, parser_deploy_and_mandate_update_from_the_command_line) {
     ASSERT_EQ(list.size(), 1u) << parsers.body;
     EXPECT_NE(std::string(list[0].at("code").as_string()).find("%{v: 1}"), std::string::npos);
   }
+  EXPECT_EQ(stop_server(*server), 0);
+}
+
+TEST(serve_process, admin_answers_are_tables_on_a_terminal_and_json_when_piped) {
+  temp_dir dir;
+  auto server = start_server(dir.path());
+  ASSERT_GT(server->port, 0);
+  const std::string admin = admin_command(server->port, dir.path());
+  run(admin + " mandate create --name 'Acme Water'");
+  const auto piped = boost::json::parse(run(admin + " mandate list"));
+  EXPECT_EQ(piped.as_array().at(0).at("name"), "Acme Water");
+  // script(1) runs it on a pseudo-terminal: a header row and one row per mandate.
+  const auto table = run("script -qec \"" + admin + " mandate list\" /dev/null");
+  EXPECT_NE(table.find("ID"), std::string::npos) << table;
+  EXPECT_NE(table.find("NAME"), std::string::npos) << table;
+  EXPECT_NE(table.find("Acme Water"), std::string::npos) << table;
+  EXPECT_EQ(table.find("{\""), std::string::npos) << table;  // not JSON
   EXPECT_EQ(stop_server(*server), 0);
 }
 
