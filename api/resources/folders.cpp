@@ -323,7 +323,7 @@ http_response edit_folder(request_context& ctx) {
   // A member's rename reaches the subfolders too (their full names change): it needs the update
   // right on each of them, before and after.
   std::vector<std::pair<uuid, json::object>> subfolders_before;
-  if (ctx.caller.access == role::member)
+  if (ctx.caller.access == role::member && (name || parent_id))  // only a new name or parent renames them
     for (const auto& other : tree->ids())
       if (other != *id && tree->is_in_subtree(other, *id))
         subfolders_before.emplace_back(other, folder_match(*tree, other));

@@ -73,6 +73,13 @@ class groups : public api_fixture {
       lines += static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
     return lines;
   }
+  void delete_key_named(const std::string& name) const {
+    const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+    std::string id;
+    for (const auto& k : listed.data().as_array())
+      if (k.at("name") == name) id = std::string(k.at("id").as_string());
+    ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + id, superadmin_).status, 200);
+  }
   void post_packets(const std::string& device, int count) const {
     for (int i = 0; i < count; ++i) {
       auto r = call("POST", "/api/v1/devices/" + device + "/packets", admin_,
@@ -180,11 +187,21 @@ TEST_F(groups, a_stream_ends_once_its_key_is_deleted) {
   auto stream = open_stream("/api/v1/devices/" + open_device_ + "/packets/stream", reader);
   ASSERT_TRUE(stream);
   std::string first = stream->next();
-  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
-  std::string id;
-  for (const auto& k : listed.data().as_array())
-    if (k.at("name") == "read_only") id = std::string(k.at("id").as_string());
-  ASSERT_EQ(call("DELETE", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + id, superadmin_).status, 200);
+  delete_key_named("read_only");
+  const auto total = std::count(first.begin(), first.end(), '\n') + lines_to_the_end(*stream);
+  EXPECT_LT(total, stream_packets);
+}
+
+TEST_F(groups, a_stream_opened_with_a_token_ends_once_the_tokens_key_is_deleted) {
+  post_packets(open_device_, stream_packets);
+  const auto reader = make_key(mandate_, "read_only");
+  auto minted = call("POST", "/api/v1/auth/token", reader);
+  ASSERT_EQ(minted.status, 200) << minted.text;
+  auto stream = open_stream("/api/v1/devices/" + open_device_ + "/packets/stream",
+                            std::string(minted.data().at("token").as_string()));
+  ASSERT_TRUE(stream);
+  std::string first = stream->next();
+  delete_key_named("read_only");
   const auto total = std::count(first.begin(), first.end(), '\n') + lines_to_the_end(*stream);
   EXPECT_LT(total, stream_packets);
 }
