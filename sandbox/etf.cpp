@@ -41,66 +41,6 @@ void put_u32(std::string& out, std::uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) put_u8(out, static_cast<std::uint8_t>(v >> shift));
 }
 
-void encode_into(std::string& out, const term& t) {
-  std::visit(
-      [&](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::int64_t>) {
-          if (v >= 0 && v <= 255) {
-            put_u8(out, small_integer);
-            put_u8(out, static_cast<std::uint8_t>(v));
-          } else if (v >= INT32_MIN && v <= INT32_MAX) {
-            put_u8(out, integer);
-            put_u32(out, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)));
-          } else {
-            put_u8(out, small_big);
-            put_u8(out, 8);
-            put_u8(out, v < 0 ? 1 : 0);
-            std::uint64_t magnitude = v < 0 ? (~static_cast<std::uint64_t>(v) + 1) : static_cast<std::uint64_t>(v);
-            for (int i = 0; i < 8; ++i) put_u8(out, static_cast<std::uint8_t>(magnitude >> (8 * i)));
-          }
-        } else if constexpr (std::is_same_v<T, double>) {
-          put_u8(out, new_float);
-          const auto bits = std::bit_cast<std::uint64_t>(v);
-          for (int shift = 56; shift >= 0; shift -= 8) put_u8(out, static_cast<std::uint8_t>(bits >> shift));
-        } else if constexpr (std::is_same_v<T, atom>) {
-          put_u8(out, atom_utf8);
-          put_u16(out, static_cast<std::uint16_t>(v.name.size()));
-          out += v.name;
-        } else if constexpr (std::is_same_v<T, binary>) {
-          put_u8(out, binary_ext);
-          put_u32(out, static_cast<std::uint32_t>(v.bytes.size()));
-          out += v.bytes;
-        } else if constexpr (std::is_same_v<T, list>) {
-          if (v.empty()) {
-            put_u8(out, nil);
-          } else {
-            put_u8(out, list_ext);
-            put_u32(out, static_cast<std::uint32_t>(v.size()));
-            for (const auto& item : v) encode_into(out, item);
-            put_u8(out, nil);
-          }
-        } else if constexpr (std::is_same_v<T, tuple>) {
-          if (v.items.size() < 256) {
-            put_u8(out, small_tuple);
-            put_u8(out, static_cast<std::uint8_t>(v.items.size()));
-          } else {
-            put_u8(out, large_tuple);
-            put_u32(out, static_cast<std::uint32_t>(v.items.size()));
-          }
-          for (const auto& item : v.items) encode_into(out, item);
-        } else if constexpr (std::is_same_v<T, map>) {
-          put_u8(out, map_ext);
-          put_u32(out, static_cast<std::uint32_t>(v.size()));
-          for (const auto& [k, val] : v) {
-            encode_into(out, k);
-            encode_into(out, val);
-          }
-        }
-      },
-      t.value);
-}
-
 class reader {
  public:
   reader(std::string_view bytes, decode_limits limits) : in_(bytes), limits_(limits) {}
@@ -342,10 +282,139 @@ term make_tuple(std::vector<term> items) {
 }
 
 std::string encode(const term& t) {
-  std::string out;
-  put_u8(out, version);
-  encode_into(out, t);
-  return out;
+  writer w;
+  w.put_term(t);
+  return std::move(w).take();
+}
+
+writer::writer() {
+  out_.reserve(256);
+  put_u8(out_, version);
+}
+
+void writer::put_tuple(std::size_t arity) {
+  if (arity < 256) {
+    put_u8(out_, small_tuple);
+    put_u8(out_, static_cast<std::uint8_t>(arity));
+  } else {
+    put_u8(out_, large_tuple);
+    put_u32(out_, static_cast<std::uint32_t>(arity));
+  }
+}
+
+void writer::put_list(std::size_t n) {
+  if (n == 0) return put_nil();
+  put_u8(out_, list_ext);
+  put_u32(out_, static_cast<std::uint32_t>(n));
+}
+
+void writer::put_nil() {
+  put_u8(out_, nil);
+}
+
+void writer::put_map(std::size_t pairs) {
+  put_u8(out_, map_ext);
+  put_u32(out_, static_cast<std::uint32_t>(pairs));
+}
+
+void writer::put_atom(std::string_view name) {
+  put_u8(out_, atom_utf8);
+  put_u16(out_, static_cast<std::uint16_t>(name.size()));
+  out_ += name;
+}
+
+void writer::put_binary(std::string_view bytes) {
+  put_u8(out_, binary_ext);
+  put_u32(out_, static_cast<std::uint32_t>(bytes.size()));
+  out_ += bytes;
+}
+
+void writer::put_int(std::int64_t v) {
+  if (v >= 0 && v <= 255) {
+    put_u8(out_, small_integer);
+    put_u8(out_, static_cast<std::uint8_t>(v));
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    put_u8(out_, integer);
+    put_u32(out_, static_cast<std::uint32_t>(static_cast<std::int32_t>(v)));
+  } else {
+    put_u8(out_, small_big);
+    put_u8(out_, 8);
+    put_u8(out_, v < 0 ? 1 : 0);
+    const std::uint64_t magnitude = v < 0 ? (~static_cast<std::uint64_t>(v) + 1) : static_cast<std::uint64_t>(v);
+    for (int i = 0; i < 8; ++i) put_u8(out_, static_cast<std::uint8_t>(magnitude >> (8 * i)));
+  }
+}
+
+void writer::put_double(double v) {
+  put_u8(out_, new_float);
+  const auto bits = std::bit_cast<std::uint64_t>(v);
+  for (int shift = 56; shift >= 0; shift -= 8) put_u8(out_, static_cast<std::uint8_t>(bits >> shift));
+}
+
+void writer::put_term(const term& t) {
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          put_int(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          put_double(v);
+        } else if constexpr (std::is_same_v<T, atom>) {
+          put_atom(v.name);
+        } else if constexpr (std::is_same_v<T, binary>) {
+          put_binary(v.bytes);
+        } else if constexpr (std::is_same_v<T, list>) {
+          put_list(v.size());
+          if (v.empty()) return;
+          for (const auto& item : v) put_term(item);
+          put_nil();
+        } else if constexpr (std::is_same_v<T, tuple>) {
+          put_tuple(v.items.size());
+          for (const auto& item : v.items) put_term(item);
+        } else if constexpr (std::is_same_v<T, map>) {
+          put_map(v.size());
+          for (const auto& [k, val] : v) {
+            put_term(k);
+            put_term(val);
+          }
+        }
+      },
+      t.value);
+}
+
+void writer::put_json(const boost::json::value& v) {
+  switch (v.kind()) {
+    case boost::json::kind::null:
+      return put_atom("nil");
+    case boost::json::kind::bool_:
+      return put_atom(v.get_bool() ? "true" : "false");
+    case boost::json::kind::int64:
+      return put_int(v.get_int64());
+    case boost::json::kind::uint64:
+      if (v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+        return put_int(static_cast<std::int64_t>(v.get_uint64()));
+      return put_double(static_cast<double>(v.get_uint64()));
+    case boost::json::kind::double_:
+      return put_double(v.get_double());
+    case boost::json::kind::string:
+      return put_binary(v.get_string());
+    case boost::json::kind::array: {
+      const auto& items = v.get_array();
+      put_list(items.size());
+      if (items.empty()) return;
+      for (const auto& item : items) put_json(item);
+      return put_nil();
+    }
+    case boost::json::kind::object: {
+      const auto& fields = v.get_object();
+      put_map(fields.size());
+      for (const auto& [k, item] : fields) {
+        put_binary(k);
+        put_json(item);
+      }
+      return;
+    }
+  }
 }
 
 std::optional<term> decode(std::string_view bytes, std::string* error, decode_limits limits) {
@@ -410,6 +479,7 @@ boost::json::value to_json(const term& t) {
           return boost::json::string(v.bytes);
         } else if constexpr (std::is_same_v<T, list>) {
           boost::json::array out;
+          out.reserve(v.size());
           for (const auto& item : v) out.push_back(to_json(item));
           return out;
         } else if constexpr (std::is_same_v<T, tuple>) {
@@ -417,14 +487,15 @@ boost::json::value to_json(const term& t) {
           for (const auto& item : v.items) out.push_back(to_json(item));
           return out;
         } else {
-          boost::json::object out;
+          boost::json::object out(v.size());
+          // A later duplicate key wins, as assignment did (atom and binary keys can collide).
           for (const auto& [k, item] : v) {
             if (const auto* b = k.as_binary()) {
-              out[*b] = to_json(item);
+              out.insert_or_assign(*b, to_json(item));
             } else if (const auto* a = std::get_if<atom>(&k.value)) {
-              out[a->name] = to_json(item);
+              out.insert_or_assign(a->name, to_json(item));
             } else if (const auto* i = k.as_int()) {
-              out[std::to_string(*i)] = to_json(item);
+              out.insert_or_assign(std::to_string(*i), to_json(item));
             }
           }
           return out;

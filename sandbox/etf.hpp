@@ -58,6 +58,28 @@ inline bool tuple::operator==(const tuple& o) const {
 // term_to_binary: version byte 131 and the term.
 [[nodiscard]] std::string encode(const term& t);
 
+// Writes term_to_binary bytes straight from the host's values, without building a term tree first:
+// parse requests are encoded on every call, and the tree (and its copies) cost more than the bytes.
+// The caller writes exactly the elements each header announces.
+class writer {
+ public:
+  writer();  // the version byte
+  void put_tuple(std::size_t arity);
+  void put_list(std::size_t n);  // n elements follow, then put_nil() (a proper list); n == 0 is put_nil()
+  void put_nil();
+  void put_map(std::size_t pairs);
+  void put_atom(std::string_view name);
+  void put_binary(std::string_view bytes);
+  void put_int(std::int64_t v);
+  void put_double(double v);
+  void put_json(const boost::json::value& v);  // as from_json would make it
+  void put_term(const term& t);
+  [[nodiscard]] std::string take() && { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
 struct decode_limits {
   std::size_t max_depth = 128;
   std::size_t max_elements = 10'000'000;  // across the whole term

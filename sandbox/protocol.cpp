@@ -80,26 +80,42 @@ std::optional<outcome_kind> kind_of(const etf::term& t) {
   return std::nullopt;
 }
 
-etf::term limits_term(const parse_limits& limits) {
-  return etf::map{{etf::make_binary("timeout_ms"), etf::term(std::int64_t{limits.timeout_ms})},
-                  {etf::make_binary("heap_words"), etf::term(limits.heap_words)},
-                  {etf::make_binary("budget_ms"), etf::term(std::int64_t{limits.budget_ms})}};
+void put_limits(etf::writer& w, const parse_limits& limits) {
+  w.put_map(3);
+  w.put_binary("timeout_ms");
+  w.put_int(limits.timeout_ms);
+  w.put_binary("heap_words");
+  w.put_int(limits.heap_words);
+  w.put_binary("budget_ms");
+  w.put_int(limits.budget_ms);
 }
 
-etf::term packet_term(const packet_input& p) {
-  etf::map m;
-  m.emplace_back(etf::make_binary("id"), etf::make_binary(p.id));
-  m.emplace_back(etf::make_binary("device_id"), etf::make_binary(p.device_id));
-  m.emplace_back(etf::make_binary("payload_encoding"), etf::make_binary(p.payload_encoding));
-  etf::term payload = etf::make_atom("nil");
-  if (p.payload_encoding == "json") payload = etf::from_json(p.json_payload);
-  if (p.payload_encoding == "binary" || p.payload_encoding == "utf8") payload = etf::make_binary(p.binary_payload);
-  m.emplace_back(etf::make_binary("payload"), std::move(payload));
-  m.emplace_back(etf::make_binary("meta"), etf::from_json(p.meta));
-  m.emplace_back(etf::make_binary("transceived_at"), etf::term(p.transceived_at));
-  m.emplace_back(etf::make_binary("packet_type"),
-                 p.packet_type ? etf::make_binary(*p.packet_type) : etf::make_atom("nil"));
-  return etf::term(std::move(m));
+void put_packet(etf::writer& w, const packet_input& p) {
+  w.put_map(7);
+  w.put_binary("id");
+  w.put_binary(p.id);
+  w.put_binary("device_id");
+  w.put_binary(p.device_id);
+  w.put_binary("payload_encoding");
+  w.put_binary(p.payload_encoding);
+  w.put_binary("payload");
+  if (p.payload_encoding == "json") {
+    w.put_json(p.json_payload);
+  } else if (p.payload_encoding == "binary" || p.payload_encoding == "utf8") {
+    w.put_binary(p.binary_payload);
+  } else {
+    w.put_atom("nil");
+  }
+  w.put_binary("meta");
+  w.put_json(p.meta);
+  w.put_binary("transceived_at");
+  w.put_int(p.transceived_at);
+  w.put_binary("packet_type");
+  if (p.packet_type) {
+    w.put_binary(*p.packet_type);
+  } else {
+    w.put_atom("nil");
+  }
 }
 
 }  // namespace
@@ -165,23 +181,38 @@ std::string check_request(const std::string& source) {
 }
 
 std::string test_request(const parser_code& code, const parse_limits& limits) {
-  return etf::encode(etf::make_tuple(
-      {etf::make_atom("test"), etf::make_binary(code.key()), etf::make_binary(code.source), limits_term(limits)}));
+  etf::writer w;
+  w.put_tuple(4);
+  w.put_atom("test");
+  w.put_binary(code.key());
+  w.put_binary(code.source);
+  put_limits(w, limits);
+  return std::move(w).take();
 }
 
-std::string parse_request(const parser_code& code, const parse_limits& limits,
+std::string parse_request(std::string_view key, const parser_code& code, const parse_limits& limits,
                           const std::vector<stored_reading>& history, std::span<const packet_input> packets,
                           bool announce) {
-  etf::list readings;
+  etf::writer w;
+  w.put_tuple(7);
+  w.put_atom("parse");
+  w.put_binary(key);
+  w.put_binary(code.source);
+  put_limits(w, limits);
+  w.put_list(history.size());
   for (const auto& r : history) {
-    readings.push_back(etf::map{{etf::make_binary("data"), etf::from_json(r.data)},
-                                {etf::make_binary("measured_at"), etf::term(r.measured_at)}});
+    w.put_map(2);
+    w.put_binary("data");
+    w.put_json(r.data);
+    w.put_binary("measured_at");
+    w.put_int(r.measured_at);
   }
-  etf::list items;
-  for (const auto& p : packets) items.push_back(packet_term(p));
-  return etf::encode(etf::make_tuple(
-      {etf::make_atom("parse"), etf::make_binary(code.key()), etf::make_binary(code.source), limits_term(limits),
-       etf::term(std::move(readings)), etf::term(std::move(items)), etf::make_atom(announce ? "true" : "false")}));
+  if (!history.empty()) w.put_nil();
+  w.put_list(packets.size());
+  for (const auto& p : packets) put_packet(w, p);
+  if (!packets.empty()) w.put_nil();
+  w.put_atom(announce ? "true" : "false");
+  return std::move(w).take();
 }
 
 }  // namespace fl::sandbox::protocol

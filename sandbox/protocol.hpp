@@ -20,7 +20,8 @@ using problem_list = std::vector<std::pair<std::optional<int>, std::string>>;
 [[nodiscard]] std::string test_request(const parser_code& code, const parse_limits& limits);
 // `announce`: the worker answers {:ready} once the parser is compiled (the host does not know it to
 // be compiled there yet, and gives that frame the compile budget).
-[[nodiscard]] std::string parse_request(const parser_code& code, const parse_limits& limits,
+// `key`: code.key(), which the caller has at hand (hashing the source again costs per call).
+[[nodiscard]] std::string parse_request(std::string_view key, const parser_code& code, const parse_limits& limits,
                                         const std::vector<stored_reading>& history,
                                         std::span<const packet_input> packets, bool announce);
 

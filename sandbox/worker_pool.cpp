@@ -108,6 +108,23 @@ parse_outcome stopped(io_status status, const std::string& tail, const std::stri
   return failed;
 }
 
+// The history after `outcomes` (of `packets`, in order): their readings newest first, then `older`.
+std::vector<stored_reading> newest_first(const std::vector<parse_outcome>& outcomes,
+                                         std::span<const packet_input> packets, std::vector<stored_reading> older) {
+  constexpr std::size_t most = 50;
+  std::vector<stored_reading> history;
+  for (std::size_t i = outcomes.size(); i-- > 0 && history.size() < most;) {
+    const auto& readings = outcomes[i].readings;
+    for (auto r = readings.rbegin(); r != readings.rend() && history.size() < most; ++r)
+      history.push_back(stored_reading{r->data, r->measured_at.value_or(packets[i].transceived_at)});
+  }
+  for (auto& r : older) {
+    if (history.size() >= most) break;
+    history.push_back(std::move(r));
+  }
+  return history;
+}
+
 }  // namespace
 
 worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
@@ -293,7 +310,7 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     w.kill();
     return failed;
   };
-  if (!w.send(protocol::parse_request(code, limits, history, packets, !compiled_here), deadline)) {
+  if (!w.send(protocol::parse_request(key, code, limits, history, packets, !compiled_here), deadline)) {
     auto failed = fail_rest(clock::now() >= deadline ? io_status::timeout : io_status::died, "");
     result.outcomes.push_back(std::move(failed));
     return result;
@@ -388,12 +405,10 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
       batch.outcomes.assign(batch.compiling ? rest.size() : 1, *batch.failed_to_start);
     }
     retried_start = false;
-    // The readings of packets parsed so far come first in what get_last_reading/2 sees next.
-    for (std::size_t i = 0; i < batch.outcomes.size(); ++i) {
-      for (const auto& r : batch.outcomes[i].readings)
-        history.insert(history.begin(), stored_reading{r.data, r.measured_at.value_or(rest[i].transceived_at)});
-    }
-    if (history.size() > 50) history.resize(50);
+    // Another call follows (on a fresh worker, or after a failed start): what get_last_reading/2
+    // sees there starts with the readings of the packets parsed so far, newest first, 50 at most.
+    if (out.size() + batch.outcomes.size() < packets.size() && !batch.stopped)
+      history = newest_first(batch.outcomes, rest, std::move(history));
     for (auto& o : batch.outcomes) out.push_back(std::move(o));
     if (batch.stopped) break;  // the caller queues the rest again
   }
