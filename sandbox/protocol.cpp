@@ -90,15 +90,12 @@ void put_limits(etf::writer& w, const parse_limits& limits) {
   w.put_int(limits.budget_ms);
 }
 
+// {id, device_id, payload_encoding, payload, meta, transceived_at, packet_type} (worker.ex).
 void put_packet(etf::writer& w, const packet_input& p) {
-  w.put_map(7);
-  w.put_binary("id");
+  w.put_tuple(7);
   w.put_binary(p.id);
-  w.put_binary("device_id");
   w.put_binary(p.device_id);
-  w.put_binary("payload_encoding");
   w.put_binary(p.payload_encoding);
-  w.put_binary("payload");
   if (p.payload_encoding == "json") {
     w.put_json(p.json_payload);
   } else if (p.payload_encoding == "binary" || p.payload_encoding == "utf8") {
@@ -106,11 +103,8 @@ void put_packet(etf::writer& w, const packet_input& p) {
   } else {
     w.put_atom("nil");
   }
-  w.put_binary("meta");
   w.put_json(p.meta);
-  w.put_binary("transceived_at");
   w.put_int(p.transceived_at);
-  w.put_binary("packet_type");
   if (p.packet_type) {
     w.put_binary(*p.packet_type);
   } else {
@@ -125,20 +119,23 @@ parse_outcome outcome_of(const etf::term& t) {
   const auto* tup = t.as_tuple();
   if (tup && tup->items.size() == 3 && tup->items[0].is_atom("ok") && tup->items[1].as_list()) {
     for (const auto& r : *tup->items[1].as_list()) {
+      // {data, measured_at, location, fields} (Fieldline.Normalize); anything else is no reading.
+      const auto* fields = r.as_tuple();
+      if (!fields || fields->items.size() != 4) continue;
       reading rd;
-      if (const auto* d = r.find("data")) rd.data = etf::to_json(*d);
+      rd.data = etf::to_json(fields->items[0]);
       if (!rd.data.is_object()) rd.data = json::object{};
-      if (const auto* m = r.find("measured_at"); m && m->as_int()) rd.measured_at = *m->as_int();
-      if (const auto* loc = r.find("location"); loc && loc->as_list() && loc->as_list()->size() == 2) {
+      if (const auto* m = fields->items[1].as_int()) rd.measured_at = *m;
+      if (const auto* loc = fields->items[2].as_list(); loc && loc->size() == 2) {
         auto coord = [](const etf::term& c) -> std::optional<double> {
           if (const auto* i = c.as_int()) return static_cast<double>(*i);
           if (const auto* d = std::get_if<double>(&c.value)) return *d;
           return std::nullopt;
         };
-        auto lon = coord((*loc->as_list())[0]), lat = coord((*loc->as_list())[1]);
+        auto lon = coord((*loc)[0]), lat = coord((*loc)[1]);
         if (lon && lat) rd.location = std::pair{*lon, *lat};
       }
-      if (const auto* f = r.find("fields")) rd.fields = etf::to_json(*f);
+      if (!fields->items[3].is_atom("nil")) rd.fields = etf::to_json(fields->items[3]);
       out.readings.push_back(std::move(rd));
     }
     out.logs = bounded_lines(&tup->items[2]);

@@ -144,11 +144,10 @@ double in_vm_runtime_rate(const std::filesystem::path& parser_file, const parse_
         return escaped;
       }() +
       "\">>), "
-      "Packet = #{<<\"payload\">> => binary:decode_hex(<<\"" +
+      // A packet as the host sends it (worker.ex): {id, device_id, encoding, payload, meta, µs, type}.
+      "Packet = {<<\"p\">>, <<\"d\">>, <<\"binary\">>, binary:decode_hex(<<\"" +
       payload_hex +
-      "\">>), "
-      "<<\"payload_encoding\">> => <<\"binary\">>, <<\"meta\">> => Meta, "
-      "<<\"transceived_at\">> => 1700000000000000, <<\"id\">> => <<\"p\">>, <<\"device_id\">> => <<\"d\">>}, "
+      "\">>), Meta, 1700000000000000, nil}, "
       "T = 'Elixir.Fieldline.Bench.Runtime':handle_micros(Src, lists:duplicate(100, Packet), " +
       std::to_string(batches) + "), io:format(\"~p~n\", [T]), halt().";
   const std::string cmd =

@@ -153,7 +153,7 @@ defmodule Fieldline.Runner do
   def remember(history, {:ok, readings, _logs}, meta) when readings != [] do
     produced =
       readings
-      |> Enum.map(fn r -> %{data: r["data"], measured_at: measured_at(r, meta)} end)
+      |> Enum.map(fn {data, measured_at, _location, _fields} -> %{data: data, measured_at: measured_at(measured_at, meta)} end)
       |> Enum.reverse()
 
     Enum.take(produced ++ history, 50)
@@ -161,7 +161,7 @@ defmodule Fieldline.Runner do
 
   def remember(history, _outcome, _meta), do: history
 
-  defp measured_at(%{"measured_at" => us}, _meta) when is_integer(us), do: DateTime.from_unix!(us, :microsecond)
+  defp measured_at(us, _meta) when is_integer(us), do: DateTime.from_unix!(us, :microsecond)
   defp measured_at(_, %{transceived_at: t}), do: t
   defp measured_at(_, _), do: nil
 

@@ -275,8 +275,8 @@ defmodule VectorSemanticsTest do
   end
 
   test "a [lon, lat] location list is stored like a {lon, lat} tuple" do
-    assert {:ok, [%{"location" => [7.5, 51.2]}]} = Fieldline.Normalize.readings({%{a: 1}, [location: [7.5, 51.2]]})
-    assert {:ok, [%{"location" => [7.5, 51.2]}]} = Fieldline.Normalize.readings({%{a: 1}, [location: {7.5, 51.2}]})
+    assert {:ok, [{_, _, [7.5, 51.2], _}]} = Fieldline.Normalize.readings({%{a: 1}, [location: [7.5, 51.2]]})
+    assert {:ok, [{_, _, [7.5, 51.2], _}]} = Fieldline.Normalize.readings({%{a: 1}, [location: {7.5, 51.2}]})
     assert {:error, "location must be" <> _} = Fieldline.Normalize.readings({%{a: 1}, [location: [7.5]]})
   end
 end

@@ -64,15 +64,18 @@ defmodule NormalizeTest do
   end
 
   test "data becomes JSON-safe: atoms, dates, tuples, non-UTF-8 binaries" do
-    {:ok, [r]} = N.readings(%{a: :b, t: ~U[2024-01-01 00:00:00Z], d: ~D[2024-02-03], p: {1, 2}, raw: <<0xFF, 0x01>>, i: 1, f: 1.0})
-    assert r["data"] == %{"a" => "b", "t" => "2024-01-01T00:00:00Z", "d" => "2024-02-03", "p" => [1, 2], "raw" => "FF01", "i" => 1, "f" => 1.0}
+    {:ok, [{data, nil, nil, nil}]} = N.readings(%{a: :b, t: ~U[2024-01-01 00:00:00Z], d: ~D[2024-02-03], p: {1, 2}, raw: <<0xFF, 0x01>>, i: 1, f: 1.0})
+    assert data == %{"a" => "b", "t" => "2024-01-01T00:00:00Z", "d" => "2024-02-03", "p" => [1, 2], "raw" => "FF01", "i" => 1, "f" => 1.0}
   end
 
   test "options carry measured_at, location and fields" do
-    {:ok, [r]} = N.readings({%{x: 1}, measured_at: ~U[2024-01-01 00:00:01Z], location: {13.4, 52.5}, fields: %{"p" => %{a: 1}}})
-    assert r["measured_at"] == 1_704_067_201_000_000
-    assert r["location"] == [13.4, 52.5]
-    assert r["fields"] == %{"p" => %{"a" => 1}}
+    {:ok, [{data, measured_at, location, fields}]} =
+      N.readings({%{x: 1}, measured_at: ~U[2024-01-01 00:00:01Z], location: {13.4, 52.5}, fields: %{"p" => %{a: 1}}})
+
+    assert data == %{"x" => 1}
+    assert measured_at == 1_704_067_201_000_000
+    assert location == [13.4, 52.5]
+    assert fields == %{"p" => %{"a" => 1}}
   end
 
   test "anything else is an error naming it" do
