@@ -57,6 +57,7 @@ bool match(std::string_view pattern, std::span<const std::string> segments, para
 // The route table a path belongs to and the segments after its prefix; nullopt: no API path.
 std::optional<std::pair<std::span<const route>, std::span<const std::string>>> route_table(
     const std::vector<std::string>& segments) {
+  if (segments.size() == 1) return std::pair{probe_routes(), std::span<const std::string>(segments)};
   if (segments.size() < 2 || segments[1] != "v1") return std::nullopt;
   const auto rest = std::span<const std::string>(segments).subspan(2);
   if (segments[0] == "api") return std::pair{api_routes(), rest};
@@ -69,6 +70,7 @@ std::optional<api_error> check_access(access level, const principal& caller) {
   switch (level) {
     case access::any_key:
     case access::webhook:
+    case access::probe:
       return std::nullopt;
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
@@ -188,7 +190,8 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     // marked never_blocks.
     if (!may_block && (found->file_io || (!found->never_blocks && found->method != "GET"))) return std::nullopt;
 
-    if (found->level == access::webhook) {  // authenticated by the handler, not by an API key
+    // Webhooks are authenticated by the handler, probes by no one: neither takes an API key.
+    if (found->level == access::webhook || found->level == access::probe) {
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return found->handler(ctx);
     }

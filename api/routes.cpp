@@ -7,6 +7,7 @@
 #include "api/resources/drivers.hpp"
 #include "api/resources/folders.hpp"
 #include "api/resources/groups.hpp"
+#include "api/resources/health.hpp"
 #include "api/resources/images.hpp"
 #include "api/resources/mandate_stats.hpp"
 #include "api/resources/mandates.hpp"
@@ -191,8 +192,16 @@ constexpr route webhook_table[] = {
     {"POST", ":mandate_id/:instance", access::webhook, receive_webhook},
 };
 
+constexpr route probe_table[] = {
+    {"GET", "healthz", access::probe, healthz, true},
+    {"GET", "readyz", access::probe, readyz, true},
+};
+
 }  // namespace
 
+std::span<const route> probe_routes() {
+  return probe_table;
+}
 std::span<const route> webhook_routes() {
   return webhook_table;
 }

@@ -16,6 +16,7 @@ enum class access {
   resource_write,
   superadmin,  // /admin/v1
   webhook,     // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
+  probe,       // /healthz, /readyz: no API key at all (load balancers, orchestrators); reveal nothing of tenants
 };
 
 using handler_fn = http_response (*)(request_context&);
@@ -37,5 +38,6 @@ struct route {
 [[nodiscard]] std::span<const route> api_routes();      // under /api/v1
 [[nodiscard]] std::span<const route> admin_routes();    // under /admin/v1
 [[nodiscard]] std::span<const route> webhook_routes();  // under /webhooks/v1
+[[nodiscard]] std::span<const route> probe_routes();    // one segment at the root: /healthz, /readyz
 
 }  // namespace fl::api

@@ -49,6 +49,7 @@ sandbox::worker_pool& parse_service::pool() {
     sandbox::pool_config pool;
     pool.max_workers = config_.workers;
     pool.max_workers_per_mandate = 1;
+    pool.runtime_ebin = config_.runtime_ebin;
     pool_ = std::make_unique<sandbox::worker_pool>(pool);
   });
   return *pool_;
@@ -56,6 +57,41 @@ sandbox::worker_pool& parse_service::pool() {
 
 parse_service::~parse_service() {
   stop();
+}
+
+void parse_service::warm_up() {
+  {
+    std::lock_guard lock(warm_mutex_);
+    if (warm_.now != sandbox_readiness::state::cold) return;
+    warm_.now = sandbox_readiness::state::warming;
+  }
+  warmer_ = std::thread([this] {
+    name_this_thread("fl-warm");
+    sandbox_readiness outcome{.now = sandbox_readiness::state::ready};
+    try {
+      pool().probe();
+    } catch (const std::exception& e) {
+      outcome = sandbox_readiness{.now = sandbox_readiness::state::failed, .problem = e.what()};
+      spdlog::error("the sandbox cannot start parser workers: {}", e.what());
+    }
+    {
+      std::lock_guard lock(warm_mutex_);
+      warm_ = std::move(outcome);
+    }
+    warmed_.notify_all();
+  });
+}
+
+bool parse_service::wait_warmed(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(warm_mutex_);
+  return warmed_.wait_for(lock, timeout, [this] {
+    return warm_.now == sandbox_readiness::state::ready || warm_.now == sandbox_readiness::state::failed;
+  });
+}
+
+sandbox_readiness parse_service::sandbox_status() const {
+  std::lock_guard lock(warm_mutex_);
+  return warm_;
 }
 
 void parse_service::start() {
@@ -81,6 +117,7 @@ void parse_service::stop() {
   gathering_.notify_all();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  if (warmer_.joinable()) warmer_.join();
 }
 
 void parse_service::queued(const storage::pending_parse& p, micros queued_at) {

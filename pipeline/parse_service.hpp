@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,6 +56,19 @@ struct parse_service_config {
   // are read from the store instead. ~64 bytes each.
   std::size_t backlog_entries = 500'000;  // default 500,000
   fair_share_config fairness;             // worker-time shares, call sizing and back-off (fair_share.hpp)
+  std::filesystem::path runtime_ebin;     // default empty: sandbox::default_runtime_ebin()
+};
+
+// Whether the sandbox has shown that workers start here (parse_service::warm_up).
+struct sandbox_readiness {
+  enum class state : std::uint8_t {
+    cold,     // warm_up() not called yet
+    warming,  // the first worker is starting
+    ready,    // a worker started and answered
+    failed,   // it could not: `problem` says why
+  };
+  state now = state::cold;
+  std::string problem;
 };
 
 class parse_service {
@@ -103,6 +117,14 @@ class parse_service {
   [[nodiscard]] std::optional<parser_pause> parser_paused(const uuid& mandate, const uuid& parser) {
     return share_.paused(mandate, parser, now_micros());
   }
+  // Starts the worker pool and one worker (then stops it) on a thread of its own, so that a start-up
+  // problem of the sandbox (runtime missing, namespaces refused) shows before the first packet;
+  // sandbox_status() tells how far it got. Once only; stop() waits for it.
+  void warm_up();
+  [[nodiscard]] sandbox_readiness sandbox_status() const;
+  // Waits until warm_up() has an outcome (ready or failed); false on timeout (tests).
+  [[nodiscard]] bool wait_warmed(std::chrono::milliseconds timeout);
+
   // The sandbox workers (started on first use), shared with parser checks.
   sandbox::worker_pool& sandbox_pool() { return pool(); }
 
@@ -141,6 +163,10 @@ class parse_service {
   bool woken_ = false;
   std::vector<std::thread> threads_;
   std::atomic<std::size_t> parsed_{0};
+  mutable std::mutex warm_mutex_;
+  sandbox_readiness warm_;  // guarded by warm_mutex_
+  std::condition_variable warmed_;
+  std::thread warmer_;
 };
 
 }  // namespace fl::pipeline

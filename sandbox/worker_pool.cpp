@@ -260,6 +260,10 @@ std::unique_ptr<worker_pool::slot> worker_pool::acquire(const std::string& manda
   return s;
 }
 
+void worker_pool::probe() {
+  release(acquire(probe_lane), false);
+}
+
 void worker_pool::release(std::unique_ptr<slot> s, bool healthy) {
   std::unique_ptr<slot> retired;
   {

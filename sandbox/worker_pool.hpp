@@ -73,6 +73,11 @@ class worker_pool {
     return test(local_lane, code, limits);
   }
 
+  // Proves that workers can start here (the runtime, namespaces, seccomp, a finished boot): starts
+  // one worker of a lane of its own, under the cap, and stops it. Throws std::runtime_error naming
+  // what failed, as a parse would.
+  void probe();
+
   // Counters for tests and benchmarks.
   [[nodiscard]] std::size_t workers_started() const { return started_; }
   [[nodiscard]] std::size_t workers_killed() const { return killed_; }
@@ -81,6 +86,7 @@ class worker_pool {
   [[nodiscard]] std::vector<pid_t> worker_pids(const std::string& mandate);
 
   static constexpr const char* local_lane = "__local__";
+  static constexpr const char* probe_lane = "__probe__";
 
  private:
   struct slot {

@@ -229,6 +229,10 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   auto status = options.read_only
                     ? rocksdb::DB::OpenForReadOnly(db_options, options.dir.string(), descriptors, &handles, &raw)
                     : rocksdb::DB::Open(db_options, options.dir.string(), descriptors, &handles, &raw);
+  // RocksDB says "lock" in the message of a held LOCK file (another process: "While lock file";
+  // this one: "lock hold by current process"); its status has no code of its own for it.
+  if (status.IsIOError() && status.ToString().find("lock") != std::string::npos)
+    return error{errc::locked, options.dir.string() + " is locked by another open: " + status.ToString()};
   if (!status.ok()) return map_status(status, "opening " + options.dir.string());
 
   auto state = std::make_unique<impl>();

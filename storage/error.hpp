@@ -12,6 +12,7 @@ enum class errc {
   corruption,  // stored bytes are not what we wrote
   busy,        // a lock or write stall; retry later
   invalid,     // a caller broke an invariant of the store (a bug, not user input)
+  locked,      // opening: another process (or another open in this one) holds the directory's lock
 };
 
 struct error {

@@ -4,9 +4,11 @@
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
-#include <boost/json/parse.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -15,6 +17,7 @@
 #include "api/http/server.hpp"
 #include "api/http/tls.hpp"
 #include "api/router.hpp"
+#include "api/serve_config.hpp"
 #include "storage/database.hpp"
 #include "storage/records.hpp"
 
@@ -22,121 +25,65 @@ namespace fl::cli {
 
 namespace {
 
-struct serve_options {
-  std::string data = "./data";
-  std::string listen = "127.0.0.1:8080";
-  std::string config;
-  api::server_limits limits;
-  api::rate_policy default_rate;  // for keys without their own limit
-  pipeline::parse_service_config parsing;
-  pipeline::reparse_config reparse;
-  std::string image_dir;          // empty: no image storage (uploads answer 503)
-  std::string tls_cert, tls_key;  // both: the port speaks only TLS (HTTPS, WSS); neither: plain HTTP
-  pipeline::image_config images;
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+// What the command line adds to the configuration: the file, --print-config, and one flag per key
+// (given ones override the file).
+struct serve_flags {
+  std::string config_file;
+  bool print_config = false;
+  std::vector<std::pair<std::string_view, CLI::Option*>> options;  // key name, its flag
+  std::map<std::string, std::string, std::less<>> values;          // by key name
 };
 
-std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
-  const auto colon = listen.rfind(':');
-  if (colon == std::string::npos) throw std::runtime_error("--listen must be HOST:PORT, got " + listen);
-  std::string host = listen.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const int port = std::stoi(listen.substr(colon + 1));
-  if (port < 0 || port > 65535) throw std::runtime_error("port out of range in " + listen);
-  return {host, static_cast<std::uint16_t>(port)};
+api::serve_config effective_config(const serve_flags& flags) {
+  api::serve_config config;
+  if (!flags.config_file.empty()) {
+    std::ifstream in(flags.config_file);
+    if (!in) throw std::runtime_error("cannot read config file " + flags.config_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto problem = api::apply_config_json(config, text.str()))
+      throw std::runtime_error("config file " + flags.config_file + ": " + *problem);
+  }
+  for (const auto& [name, option] : flags.options) {
+    if (option->count() == 0) continue;
+    if (auto problem = api::apply_config_flag(config, name, flags.values.find(name)->second))
+      throw std::runtime_error(*problem);
+  }
+  if (auto problem = api::check_config(config)) throw std::runtime_error(*problem);
+  return config;
 }
 
-// The config file is JSON; every key is optional and unknown keys are an error (a typo must not
-// silently leave a limit at its default).
-void apply_config_file(serve_options& options, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
+// The address to listen on, checked before anything is created: the host resolved (a name may stand
+// for several addresses: the first that can be bound wins) and a trial bind, so that a taken port or
+// an address of another machine fails the start before the data directory is touched. The server
+// binds again for real once it is built (a race with another process is still reported by it).
+tcp::endpoint listen_endpoint(const api::listen_address& where) {
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
   boost::system::error_code ec;
-  auto value = boost::json::parse(text.str(), ec);
-  if (ec || !value.is_object()) throw std::runtime_error("config file " + path + " is not a JSON object");
-  auto seconds = [](const boost::json::value& v) { return std::chrono::seconds(v.to_number<std::int64_t>()); };
-  for (const auto& [key, v] : value.get_object()) {
-    if (key == "data")
-      options.data = v.as_string();
-    else if (key == "listen")
-      options.listen = v.as_string();
-    else if (key == "image_dir")
-      options.image_dir = v.as_string();
-    else if (key == "tls_cert")
-      options.tls_cert = v.as_string();
-    else if (key == "tls_key")
-      options.tls_key = v.as_string();
-    else if (key == "max_image_bytes")
-      options.images.max_bytes = v.to_number<std::size_t>();
-    else if (key == "max_body_bytes")
-      options.limits.max_body_bytes = v.to_number<std::size_t>();
-    else if (key == "max_header_bytes")
-      options.limits.max_header_bytes = v.to_number<std::size_t>();
-    else if (key == "idle_timeout_s")
-      options.limits.idle_timeout = seconds(v);
-    else if (key == "header_timeout_s")
-      options.limits.header_timeout = seconds(v);
-    else if (key == "request_timeout_s")
-      options.limits.request_timeout = seconds(v);
-    else if (key == "write_timeout_s")
-      options.limits.write_timeout = seconds(v);
-    else if (key == "max_connections")
-      options.limits.max_connections = v.to_number<std::size_t>();
-    else if (key == "max_connections_per_address")
-      options.limits.max_connections_per_address = v.to_number<std::size_t>();
-    else if (key == "shutdown_grace_s")
-      options.limits.shutdown_grace = seconds(v);
-    else if (key == "threads")
-      options.limits.threads = v.to_number<int>();
-    else if (key == "write_threads")
-      options.limits.write_threads = v.to_number<int>();
-    else if (key == "websocket_queue_frames")
-      options.limits.websocket.queue_frames = v.to_number<std::size_t>();
-    else if (key == "websocket_queue_bytes")
-      options.limits.websocket.queue_bytes = v.to_number<std::size_t>();
-    else if (key == "websocket_ping_timeout_s")
-      options.limits.websocket.ping_timeout = seconds(v);
-    else if (key == "websocket_max_sockets")
-      options.limits.websocket.max_sockets = v.to_number<std::size_t>();
-    else if (key == "websocket_max_sockets_per_mandate")
-      options.limits.websocket.max_sockets_per_mandate = v.to_number<std::size_t>();
-    else if (key == "websocket_write_timeout_s")
-      options.limits.websocket.write_timeout = seconds(v);
-    else if (key == "parse_threads")
-      options.parsing.threads = v.to_number<std::size_t>();
-    else if (key == "parse_workers")
-      options.parsing.workers = v.to_number<std::size_t>();
-    else if (key == "parse_batch_size")
-      options.parsing.batch_size = v.to_number<std::size_t>();
-    else if (key == "parse_linger_ms")
-      options.parsing.linger = std::chrono::milliseconds(v.to_number<std::int64_t>());
-    else if (key == "parse_quiet_ms")
-      options.parsing.quiet = std::chrono::milliseconds(v.to_number<std::int64_t>());
-    else if (key == "parse_timeout_ms")
-      options.parsing.default_timeout_ms = v.to_number<int>();
-    else if (key == "reparse_batch_size")
-      options.reparse.batch_size = v.to_number<std::size_t>();
-    else if (key == "reparse_clean_grace_s")
-      options.reparse.clean_grace = seconds(v);
-    else
-      throw std::runtime_error("unknown key in config file: " + std::string(key));
+  const auto found = resolver.resolve(where.host, std::to_string(where.port),
+                                      tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || found.empty())
+    throw std::runtime_error("cannot resolve the host \"" + where.host + "\" of --listen: " + ec.message() +
+                             "; give an IP address or a name this machine resolves");
+  boost::system::error_code first_error;
+  for (const auto& entry : found) {
+    tcp::acceptor probe(ioc);
+    boost::system::error_code bind_ec;
+    probe.open(entry.endpoint().protocol(), bind_ec);
+    if (!bind_ec) probe.set_option(asio::socket_base::reuse_address(true), bind_ec);
+    if (!bind_ec) probe.bind(entry.endpoint(), bind_ec);
+    if (!bind_ec) return entry.endpoint();
+    if (!first_error) first_error = bind_ec;
   }
-  if (options.limits.threads < 1 || options.limits.threads > 64 || options.limits.write_threads < 1 ||
-      options.limits.write_threads > 256 || options.limits.max_connections < 1 ||
-      options.limits.max_connections_per_address < 1 || options.limits.header_timeout.count() < 1 ||
-      options.limits.max_body_bytes < 1024 || options.limits.max_header_bytes < 1024 ||
-      options.limits.websocket.queue_frames < 1 || options.limits.websocket.queue_bytes < 4096 ||
-      options.limits.websocket.ping_timeout.count() < 1000 || options.limits.websocket.write_timeout.count() < 1 ||
-      options.default_rate.limit < 1 || options.default_rate.window_ms < 100 || options.parsing.threads < 1 ||
-      options.parsing.threads > 64 || options.parsing.workers < 1 || options.parsing.workers > 4096 ||
-      options.parsing.batch_size < 1 || options.parsing.batch_size > 10'000 || options.parsing.default_timeout_ms < 1 ||
-      options.parsing.default_timeout_ms > 60'000 || options.parsing.linger.count() < 0 ||
-      options.parsing.linger.count() > 60'000 || options.parsing.quiet.count() < 0 ||
-      options.parsing.quiet.count() > 60'000 || options.reparse.batch_size < 1 || options.reparse.batch_size > 10'000 ||
-      options.reparse.clean_grace.count() < 0 || options.images.max_bytes < 1024 ||
-      options.images.max_bytes > (1u << 30))
-    throw std::runtime_error("config file " + path + " sets a limit out of range");
+  if (first_error == asio::error::address_in_use)
+    throw std::runtime_error("port " + std::to_string(where.port) + " on " + where.host +
+                             " is in use; pick another with --listen");
+  throw std::runtime_error("cannot listen on " + where.host + ":" + std::to_string(where.port) + ": " +
+                           first_error.message() + "; pick another address with --listen");
 }
 
 // Every connection holds a descriptor, and so do RocksDB, the sandbox workers' pipes and the logs.
@@ -161,26 +108,18 @@ void fit_descriptor_limit(api::server_limits& limits) {
   limits.max_connections = fits;
 }
 
-void serve(serve_options options, const std::vector<std::string>& explicit_flags) {
-  if (!options.config.empty()) {
-    serve_options from_file = options;
-    apply_config_file(from_file, options.config);
-    // Flags given on the command line win over the file.
-    for (const auto& flag : explicit_flags) {
-      if (flag == "data") from_file.data = options.data;
-      if (flag == "listen") from_file.listen = options.listen;
-      if (flag == "image-dir") from_file.image_dir = options.image_dir;
-      if (flag == "tls-cert") from_file.tls_cert = options.tls_cert;
-      if (flag == "tls-key") from_file.tls_key = options.tls_key;
-    }
-    options = from_file;
+void serve(const serve_flags& flags) {
+  auto options = effective_config(flags);
+  if (flags.print_config) {
+    std::fputs(api::print_config(options).c_str(), stdout);
+    return;
   }
-  const auto [host, port] = split_listen(options.listen);
+  // The address first: a bad one must not leave a data directory behind.
+  const auto where = api::parse_listen(options.listen);
+  if (!where) throw std::runtime_error("listen: bad value " + options.listen);  // checked with the config
+  const auto endpoint = listen_endpoint(*where);
+  const std::string host = endpoint.address().to_string();
   // TLS is checked before anything is opened: a bad certificate or key is a start-up error naming the file.
-  if (options.tls_cert.empty() != options.tls_key.empty())
-    throw std::runtime_error(
-        "TLS needs both a certificate and a key: give --tls-cert and --tls-key (or tls_cert and "
-        "tls_key in the config file), or neither");
   std::shared_ptr<boost::asio::ssl::context> tls;
   if (!options.tls_cert.empty()) {
     auto made = api::server_tls_context(options.tls_cert, options.tls_key);
@@ -189,6 +128,9 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   }
   fit_descriptor_limit(options.limits);
   auto db = storage::database::open({.dir = options.data});
+  if (!db && db.error().code == storage::errc::locked)
+    throw std::runtime_error("another fieldline server is using data directory " + options.data +
+                             "; stop it or pass --data");
   if (!db) throw std::runtime_error(db.error().message);
   // Only the server's own uid may enter the data directory (parser workers run as another uid).
   std::filesystem::permissions(options.data, std::filesystem::perms::owner_all, std::filesystem::perm_options::replace);
@@ -210,15 +152,17 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
   }
   api::router routes(app);
   api::http_server server(routes, options.limits, app.feed.get(), tls);
-  server.listen(host, port);
+  server.listen(host, endpoint.port());
   // Packets stored but not parsed before the last stop are picked up from the queue now.
   app.parsing.start();
-  app.reparse.start();  // unfinished reparse jobs continue from their stored progress
+  app.parsing.warm_up();  // one worker started and stopped: /readyz says 200 once it answered
+  app.reparse.start();    // unfinished reparse jobs continue from their stored progress
   app.timers.start();
   app.schedules.start();  // re-arms stored schedules; missed firings fire once now
   app.drivers.start();    // connects enabled driver instances, resolves interrupted actions, runs pending ones
   // Tests and scripts read this line to learn the port (port 0 picks a free one).
-  std::printf("fieldline listening on %s://%s:%u (data %s)\n", tls ? "https" : "http", host.c_str(), server.port(),
+  const std::string shown = endpoint.address().is_v6() ? "[" + host + "]" : host;
+  std::printf("fieldline listening on %s://%s:%u (data %s)\n", tls ? "https" : "http", shown.c_str(), server.port(),
               options.data.c_str());
   std::fflush(stdout);
   server.run(true);
@@ -232,25 +176,22 @@ void serve(serve_options options, const std::vector<std::string>& explicit_flags
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
-  auto options = std::make_shared<serve_options>();
+  auto flags = std::make_shared<serve_flags>();
   auto* cmd = app.add_subcommand("serve", "Run the HTTP API server");
-  auto* data = cmd->add_option("--data", options->data, "Data directory (RocksDB)")->capture_default_str();
-  auto* listen = cmd->add_option("--listen", options->listen, "HOST:PORT to listen on")->capture_default_str();
-  auto* image_dir = cmd->add_option("--image-dir", options->image_dir,
-                                    "Directory for uploaded device images (none: uploads are refused)");
-  auto* tls_cert = cmd->add_option("--tls-cert", options->tls_cert,
-                                   "PEM certificate (chain) file: the port then serves only HTTPS and WSS");
-  auto* tls_key = cmd->add_option("--tls-key", options->tls_key, "PEM private key file of --tls-cert (unencrypted)");
-  cmd->add_option("--config", options->config, "JSON config file (limits, data, listen, image_dir, tls_cert, tls_key)");
-  cmd->callback([options, data, listen, image_dir, tls_cert, tls_key] {
-    std::vector<std::string> explicit_flags;
-    if (data->count() > 0) explicit_flags.emplace_back("data");
-    if (listen->count() > 0) explicit_flags.emplace_back("listen");
-    if (image_dir->count() > 0) explicit_flags.emplace_back("image-dir");
-    if (tls_cert->count() > 0) explicit_flags.emplace_back("tls-cert");
-    if (tls_key->count() > 0) explicit_flags.emplace_back("tls-key");
-    serve(*options, explicit_flags);
-  });
+  cmd->add_option("--config", flags->config_file, "JSON config file: any of the keys below (docs/CONFIG.md)");
+  cmd->add_flag("--print-config", flags->print_config,
+                "Print the effective configuration (defaults, file, flags) as JSON and exit");
+  // One flag per key of the configuration; given ones win over the file.
+  const api::serve_config defaults;
+  for (const auto& key : api::serve_config_keys()) {
+    auto& value = flags->values[std::string(key.name)];
+    std::string help(key.doc);
+    help += " (default " + key.json_value(defaults);
+    if (!key.range().empty()) help += ", " + key.range();
+    help += ")";
+    flags->options.emplace_back(key.name, cmd->add_option(key.flag(), value, help));
+  }
+  cmd->callback([flags] { serve(*flags); });
 }
 
 }  // namespace fl::cli

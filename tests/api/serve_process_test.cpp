@@ -4,15 +4,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include "api/http/client.hpp"
 #include "support/server_process.hpp"
+#include "support/source_path.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fl::testing {
@@ -38,6 +45,36 @@ std::string admin_command(int port, const std::filesystem::path& data) {
   admin += " --data ";
   admin += data.string();
   return admin;
+}
+
+// `fieldline serve ARGS` run to its end (it must not start: `timeout` ends it if it does).
+struct serve_outcome {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+serve_outcome serve_until_exit(const std::string& args, const std::filesystem::path& scratch) {
+  const auto err_file = scratch / "stderr.txt";
+  std::string cmd = "timeout 60 ";
+  cmd += FIELDLINE_BINARY;
+  cmd += " serve " + args + " 2>" + err_file.string();
+  serve_outcome r;
+  std::array<char, 4096> buf{};
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
+  const int status = pipe ? ::pclose(pipe) : -1;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return r;
+}
+
+// A refused start: exit code 1, nothing on stdout, exactly one line on stderr, which is returned.
+std::string refused_line(const serve_outcome& r) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  return r.err;
 }
 
 }  // namespace
@@ -204,6 +241,104 @@ TEST(serve_process, refuses_a_config_file_with_unknown_keys) {
   while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
   EXPECT_NE(::pclose(pipe), 0);
   EXPECT_NE(out.find("max_bodybytes"), std::string::npos) << out;
+}
+
+TEST(serve_process, print_config_shows_the_file_and_the_flags_and_touches_nothing) {
+  temp_dir dir;
+  const auto data = dir.path() / "data";
+  const auto r = serve_until_exit("--config " + source_path("tests/api/data/serve_config_every_key.json").string() +
+                                      " --data " + data.string() + " --max-body-bytes 8192 --print-config",
+                                  dir.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto printed = boost::json::parse(r.out).as_object();
+  EXPECT_EQ(printed.at("max_body_bytes"), 8192);                          // the flag wins over the file
+  EXPECT_EQ(std::string(printed.at("data").as_string()), data.string());  // so does --data
+  EXPECT_EQ(printed.at("default_rate_limit"), 120);                       // from the file
+  EXPECT_EQ(printed.at("websocket_max_sockets_per_mandate"), 10);
+  EXPECT_EQ(printed.at("parse_quiet_ms"), 5);
+  EXPECT_FALSE(std::filesystem::exists(data));
+}
+
+TEST(serve_process, a_config_value_out_of_range_fails_the_start_naming_the_key_and_the_range) {
+  temp_dir dir;
+  const auto config = dir.path() / "config.json";
+  { std::ofstream(config) << R"({"default_rate_window_ms": 5})"; }
+  const auto data = dir.path() / "data";
+  auto line = refused_line(
+      serve_until_exit("--data " + data.string() + " --listen 127.0.0.1:0 --config " + config.string(), dir.path()));
+  EXPECT_NE(line.find("default_rate_window_ms must be an integer from 100 to 86400000"), std::string::npos) << line;
+  line = refused_line(serve_until_exit("--data " + data.string() + " --listen 127.0.0.1:0 --threads 0", dir.path()));
+  EXPECT_NE(line.find("threads must be an integer from 1 to 64"), std::string::npos) << line;
+  EXPECT_NE(line.find("--threads"), std::string::npos) << line;
+  EXPECT_FALSE(std::filesystem::exists(data));
+}
+
+TEST(serve_process, a_second_server_on_the_same_data_directory_is_told_to_stop_it_or_pass_data) {
+  temp_dir dir;
+  const auto data = dir.path() / "data";
+  auto first = start_server(data);
+  ASSERT_GT(first->port, 0);
+  const auto line = refused_line(serve_until_exit("--data " + data.string() + " --listen 127.0.0.1:0", dir.path()));
+  EXPECT_EQ(line, "fieldline: another fieldline server is using data directory " + data.string() +
+                      "; stop it or pass --data\n");
+  // The first one is unharmed.
+  api::http_client client("127.0.0.1", first->port);
+  EXPECT_EQ(client.request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_key(data)}}).status, 200);
+  EXPECT_EQ(stop_server(*first), 0);
+}
+
+TEST(serve_process, a_bad_listen_address_fails_before_the_data_directory_is_made) {
+  temp_dir dir;
+  const auto data = dir.path() / "data";
+  const auto refused = [&](const std::string& listen) {
+    return refused_line(serve_until_exit("--data " + data.string() + " --listen " + listen, dir.path()));
+  };
+  for (const char* shape : {"127.0.0.1", "127.0.0.1:70000", "127.0.0.1:http"}) {
+    const auto line = refused(shape);
+    EXPECT_NE(line.find("listen must be HOST:PORT"), std::string::npos) << line;
+    EXPECT_NE(line.find(shape), std::string::npos) << line;
+  }
+  // An address of no interface here (TEST-NET-1).
+  auto line = refused("192.0.2.1:0");
+  EXPECT_NE(line.find("cannot listen on 192.0.2.1:0"), std::string::npos) << line;
+  EXPECT_NE(line.find("pick another address with --listen"), std::string::npos) << line;
+  // A name that does not resolve (.invalid never does).
+  line = refused("no-such-host.invalid:0");
+  EXPECT_NE(line.find("cannot resolve the host \"no-such-host.invalid\" of --listen"), std::string::npos) << line;
+  EXPECT_FALSE(std::filesystem::exists(data));
+}
+
+TEST(serve_process, a_port_in_use_is_named_with_what_to_do) {
+  temp_dir dir;
+  boost::asio::io_context ioc;
+  boost::asio::ip::tcp::acceptor taken(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  const auto port = std::to_string(taken.local_endpoint().port());
+  const auto data = dir.path() / "data";
+  const auto line =
+      refused_line(serve_until_exit("--data " + data.string() + " --listen 127.0.0.1:" + port, dir.path()));
+  EXPECT_EQ(line, "fieldline: port " + port + " on 127.0.0.1 is in use; pick another with --listen\n");
+  EXPECT_FALSE(std::filesystem::exists(data));
+}
+
+TEST(serve_process, a_host_name_in_listen_is_resolved_and_the_probes_answer) {
+  temp_dir dir;
+  auto server = start_server(dir.path() / "data", {}, {"--listen", "localhost:0"});
+  ASSERT_GT(server->port, 0);
+  api::http_client client("localhost", server->port);
+  auto res = client.request("GET", "/healthz");
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(res.body, R"({"status":"ok"})");
+  // Ready once the sandbox has started (and stopped) its first worker: a condition, polled.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {
+    res = client.request("GET", "/readyz");
+    if (res.status != 503) break;
+    EXPECT_NE(res.body.find("sandbox"), std::string::npos) << res.body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(res.status, 200) << res.body;
+  EXPECT_EQ(res.body, R"({"status":"ready"})");
+  EXPECT_EQ(stop_server(*server), 0);
 }
 
 }  // namespace fl::testing

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -46,7 +47,9 @@ inline std::unique_ptr<server_process> start_server(const std::filesystem::path&
     ::dup2(out[1], STDOUT_FILENO);
     ::close(out[0]);
     ::close(out[1]);
-    std::vector<std::string> args{FIELDLINE_BINARY, "serve", "--data", data.string(), "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args{FIELDLINE_BINARY, "serve", "--data", data.string()};
+    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
+      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
     if (!config.empty()) args.insert(args.end(), {"--config", config.string()});
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
@@ -57,14 +60,17 @@ inline std::unique_ptr<server_process> start_server(const std::filesystem::path&
   }
   ::close(out[1]);
   // stdout carries one line naming the port: "fieldline listening on http[s]://127.0.0.1:PORT ..."
+  // (or another address when `extra` gives --listen).
   std::string line;
   char c;
   while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
   ::close(out[0]);
   auto p = std::make_unique<server_process>(pid, 0);
-  const auto at = line.find("://127.0.0.1:");
   EXPECT_NE(line.find("listening on http"), std::string::npos) << line;
-  if (at != std::string::npos) p->port = static_cast<std::uint16_t>(std::stoi(line.substr(at + 13)));
+  const auto scheme = line.find("://");
+  const auto colon = scheme == std::string::npos ? scheme : line.rfind(':', line.find(' ', scheme));
+  if (colon != std::string::npos && colon > scheme)
+    p->port = static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
   return p;
 }
 
