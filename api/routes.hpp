@@ -16,6 +16,9 @@ enum class access {
   resource_write,
   superadmin,  // /admin/v1
   webhook,     // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
+  // GET /metrics: a loopback caller (http_request::loopback) without a key passes; any other caller
+  // needs a superadmin key.
+  metrics,
 };
 
 using handler_fn = http_response (*)(request_context&);
@@ -37,5 +40,6 @@ struct route {
 [[nodiscard]] std::span<const route> api_routes();      // under /api/v1
 [[nodiscard]] std::span<const route> admin_routes();    // under /admin/v1
 [[nodiscard]] std::span<const route> webhook_routes();  // under /webhooks/v1
+[[nodiscard]] std::span<const route> root_routes();     // under /: /metrics
 
 }  // namespace fl::api

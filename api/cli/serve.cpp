@@ -14,6 +14,7 @@
 #include "api/cli/commands.hpp"
 #include "api/http/server.hpp"
 #include "api/http/tls.hpp"
+#include "api/logging.hpp"
 #include "api/router.hpp"
 #include "storage/database.hpp"
 #include "storage/records.hpp"
@@ -33,6 +34,7 @@ struct serve_options {
   std::string image_dir;          // empty: no image storage (uploads answer 503)
   std::string tls_cert, tls_key;  // both: the port speaks only TLS (HTTPS, WSS); neither: plain HTTP
   pipeline::image_config images;
+  std::string log_format = "text";  // text or json (one JSON object per line: api/logging.hpp)
 };
 
 std::pair<std::string, std::uint16_t> split_listen(const std::string& listen) {
@@ -162,6 +164,7 @@ void fit_descriptor_limit(api::server_limits& limits) {
 }
 
 void serve(serve_options options, const std::vector<std::string>& explicit_flags) {
+  api::use_log_format(*api::parse_log_format(options.log_format));  // checked by the flag
   if (!options.config.empty()) {
     serve_options from_file = options;
     apply_config_file(from_file, options.config);
@@ -241,6 +244,9 @@ void add_serve_command(CLI::App& app) {
   auto* tls_cert = cmd->add_option("--tls-cert", options->tls_cert,
                                    "PEM certificate (chain) file: the port then serves only HTTPS and WSS");
   auto* tls_key = cmd->add_option("--tls-key", options->tls_key, "PEM private key file of --tls-cert (unencrypted)");
+  cmd->add_option("--log-format", options->log_format, "Log lines as text or json (one JSON object per line)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--config", options->config, "JSON config file (limits, data, listen, image_dir, tls_cert, tls_key)");
   cmd->callback([options, data, listen, image_dir, tls_cert, tls_key] {
     std::vector<std::string> explicit_flags;
