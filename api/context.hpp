@@ -13,6 +13,7 @@
 #include "api/principal.hpp"
 #include "api/principal_cache.hpp"
 #include "api/rate_limiter.hpp"
+#include "api/telemetry.hpp"
 #include "core/ids.hpp"
 #include "core/query.hpp"
 #include "drivers/catalog.hpp"
@@ -84,6 +85,8 @@ struct app_context {
   storage::readings readings;
   rate_policy default_rate;
   rate_limiter limiter;
+  // What the HTTP transport counts (requests, latencies, websockets), read by GET /metrics.
+  server_metrics telemetry;
   pipeline::parser_checker parsers;
   pipeline::parse_service parsing;
   pipeline::reparse_runner reparse;

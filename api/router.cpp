@@ -54,16 +54,29 @@ bool match(std::string_view pattern, std::span<const std::string> segments, para
   return i == segments.size();
 }
 
+struct located_table {
+  std::span<const route> routes;
+  std::span<const std::string> rest;  // the segments after the prefix
+  std::string_view prefix;            // for route labels: "/api/v1/" ...
+};
+
 // The route table a path belongs to and the segments after its prefix; nullopt: no API path.
-std::optional<std::pair<std::span<const route>, std::span<const std::string>>> route_table(
-    const std::vector<std::string>& segments) {
-  if (segments.size() == 1) return std::pair{probe_routes(), std::span<const std::string>(segments)};
+std::optional<located_table> route_table(const std::vector<std::string>& segments) {
+  if (segments.size() == 1 && segments[0] == "metrics") return located_table{root_routes(), segments, "/"};
+  if (segments.size() == 1) return located_table{probe_routes(), segments, "/"};
   if (segments.size() < 2 || segments[1] != "v1") return std::nullopt;
   const auto rest = std::span<const std::string>(segments).subspan(2);
-  if (segments[0] == "api") return std::pair{api_routes(), rest};
-  if (segments[0] == "admin") return std::pair{admin_routes(), rest};
-  if (segments[0] == "webhooks") return std::pair{webhook_routes(), rest};
+  if (segments[0] == "api") return located_table{api_routes(), rest, "/api/v1/"};
+  if (segments[0] == "admin") return located_table{admin_routes(), rest, "/admin/v1/"};
+  if (segments[0] == "webhooks") return located_table{webhook_routes(), rest, "/webhooks/v1/"};
   return std::nullopt;
+}
+
+// A method label from a bounded set: clients may send any token as a method.
+std::string_view method_label(std::string_view method) {
+  for (std::string_view known : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+    if (method == known) return known;
+  return "other";
 }
 
 std::optional<api_error> check_access(access level, const principal& caller) {
@@ -75,6 +88,9 @@ std::optional<api_error> check_access(access level, const principal& caller) {
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
       return forbidden("the admin API needs a superadmin key");
+    case access::metrics:
+      if (caller.access == role::superadmin) return std::nullopt;
+      return forbidden("metrics need a superadmin key (or a loopback caller without a key)");
     case access::resource_read:
     case access::resource_write:
       if (!caller.mandate)
@@ -118,9 +134,23 @@ bool router::accepts_upload(std::string_view method, std::string_view target) co
   const auto located = route_table(*segments);
   if (!located) return false;
   params_t params;
-  for (const auto& r : located->first)
-    if (r.method == method && match(r.pattern, located->second, params)) return r.file_io;
+  for (const auto& r : located->routes)
+    if (r.method == method && match(r.pattern, located->rest, params)) return r.file_io;
   return false;
+}
+
+void router::finished(std::string_view method, const request_facts& facts, int status,
+                      std::chrono::steady_clock::duration took) const {
+  const std::string template_label =
+      facts.pattern.empty() ? std::string("unmatched") : std::string(facts.prefix) + std::string(facts.pattern);
+  const std::string_view verb = method_label(method);
+  const double seconds = std::chrono::duration<double>(took).count();
+  auto& http = app_.telemetry.http;
+  http.requests.at({verb, template_label, std::to_string(status)}).add();
+  http.seconds.at({verb, template_label}).observe(seconds);
+  spdlog::info("request {} {} {} {:.1f}ms mandate={} key={}", verb, template_label, status, seconds * 1000,
+               facts.mandate ? facts.mandate->str() : std::string("-"),
+               facts.key_id ? facts.key_id->str() : std::string("-"));
 }
 
 http_response router::handle(const http_request& request) const {
@@ -156,6 +186,11 @@ http_response router::refuse(const http_request& head, const api_error& refusal)
 
 std::optional<http_response> router::dispatch(const http_request& request, bool may_block) const {
   std::optional<rate_decision> rate;  // set once the caller's token is taken: a 500 carries it too
+  request_facts facts;                // the route and caller, for the request log and metrics
+  const auto stamped = [&](http_response response) {
+    response.facts = facts;
+    return response;
+  };
   try {
     auto query = query_params::parse(request.query);
     // The key, when the request names one: every answer to a limited key carries its rate headers,
@@ -169,7 +204,8 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
 
     const auto located = route_table(*segments);
     if (!located) return answer_for(key, not_found("route"));
-    const auto& [table, rest] = *located;
+    const auto& table = located->routes;
+    const auto& rest = located->rest;
 
     params_t params;
     const route* found = nullptr;
@@ -189,22 +225,29 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     // Reads never wait on a write or the disk (except file routes); of the writes, only routes
     // marked never_blocks.
     if (!may_block && (found->file_io || (!found->never_blocks && found->method != "GET"))) return std::nullopt;
+    facts.prefix = located->prefix;
+    facts.pattern = found->pattern;
 
-    // Webhooks are authenticated by the handler, probes by no one: neither takes an API key.
-    if (found->level == access::webhook || found->level == access::probe) {
+    // Webhooks are authenticated by the handler, probes by no one: neither takes an API key; nor
+    // does /metrics asked from this machine.
+    if (found->level == access::webhook || found->level == access::probe ||
+        (found->level == access::metrics && request.loopback && !key)) {
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
-      return found->handler(ctx);
+      return stamped(found->handler(ctx));
     }
     auto caller = app_.principals.resolve(key ? *key : std::string_view{});
-    if (!caller) return error_response(caller.error());
+    if (!caller) return stamped(error_response(caller.error()));
+    facts.mandate = caller->mandate;
+    facts.key_id = caller->key_id;
     rate = meter(*caller);
-    if (rate && !rate->allowed) return with_rate_headers(error_response(too_many(*rate)), rate);
-    if (auto denied = check_access(found->level, *caller)) return with_rate_headers(error_response(*denied), rate);
+    if (rate && !rate->allowed) return stamped(with_rate_headers(error_response(too_many(*rate)), rate));
+    if (auto denied = check_access(found->level, *caller))
+      return stamped(with_rate_headers(error_response(*denied), rate));
     request_context ctx{app_, request, *query, *caller, std::move(params), *key};
-    return with_rate_headers(found->handler(ctx), rate);
+    return stamped(with_rate_headers(found->handler(ctx), rate));
   } catch (const std::exception& e) {
-    spdlog::error("handler failed on {} {}: {}", request.method, request.path, e.what());
-    return with_rate_headers(error_response({500, "internal error"}), rate);
+    spdlog::error("handler failed on {} {}: {}", method_label(request.method), request.path, e.what());
+    return stamped(with_rate_headers(error_response({500, "internal error"}), rate));
   }
 }
 

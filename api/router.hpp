@@ -4,7 +4,9 @@
 // level, and calls the handler. Every answer to a request that names a valid limited key carries
 // the rate headers, refusals included (unknown route, bad path, 405, 403, 413 from the transport).
 // Handler bugs (exceptions) become a logged 500 here; nothing escapes to the transport.
+#include <chrono>
 #include <optional>
+#include <string_view>
 
 #include "api/context.hpp"
 #include "api/http/message.hpp"
@@ -29,6 +31,14 @@ class router {
   // Whether `method` on `target` (path and query) is a route that takes a file upload (route::file_io
   // and not a GET): the server then allows it a larger body. No authentication is involved.
   [[nodiscard]] bool accepts_upload(std::string_view method, std::string_view target) const;
+
+  // After an answer went out (or its connection became a websocket: 101): one request log line
+  // (method, route template, status, duration, mandate, key id; never the key) and the request
+  // metrics. `facts` as the router set them on the response (empty: refused before routing).
+  void finished(std::string_view method, const request_facts& facts, int status,
+                std::chrono::steady_clock::duration took) const;
+  // What the transport counts (websockets); the app's.
+  [[nodiscard]] server_metrics& telemetry() const { return app_.telemetry; }
 
  private:
   [[nodiscard]] std::optional<http_response> dispatch(const http_request& request, bool may_block) const;

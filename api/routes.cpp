@@ -9,8 +9,10 @@
 #include "api/resources/groups.hpp"
 #include "api/resources/health.hpp"
 #include "api/resources/images.hpp"
+#include "api/resources/log_level.hpp"
 #include "api/resources/mandate_stats.hpp"
 #include "api/resources/mandates.hpp"
+#include "api/resources/metrics.hpp"
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
 #include "api/resources/profiles.hpp"
@@ -186,6 +188,13 @@ constexpr route admin_table[] = {
     {"PUT", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_edit_driver_instance},
     {"PATCH", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_edit_driver_instance},
     {"DELETE", "mandates/:mandate_id/driver_instances/:instance", access::superadmin, admin_delete_driver_instance},
+
+    {"GET", "log_level", access::superadmin, show_log_level},
+    {"PUT", "log_level", access::superadmin, change_log_level, true},
+};
+
+constexpr route root_table[] = {
+    {"GET", "metrics", access::metrics, show_metrics},
 };
 
 constexpr route webhook_table[] = {
@@ -210,6 +219,9 @@ std::span<const route> api_routes() {
 }
 std::span<const route> admin_routes() {
   return admin_table;
+}
+std::span<const route> root_routes() {
+  return root_table;
 }
 
 }  // namespace fl::api

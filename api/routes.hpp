@@ -17,6 +17,9 @@ enum class access {
   superadmin,  // /admin/v1
   webhook,     // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
   probe,       // /healthz, /readyz: no API key at all (load balancers, orchestrators); reveal nothing of tenants
+  // GET /metrics: a loopback caller (http_request::loopback) without a key passes; any other caller
+  // needs a superadmin key.
+  metrics,
 };
 
 using handler_fn = http_response (*)(request_context&);
@@ -39,5 +42,6 @@ struct route {
 [[nodiscard]] std::span<const route> admin_routes();    // under /admin/v1
 [[nodiscard]] std::span<const route> webhook_routes();  // under /webhooks/v1
 [[nodiscard]] std::span<const route> probe_routes();    // one segment at the root: /healthz, /readyz
+[[nodiscard]] std::span<const route> root_routes();     // under /: /metrics
 
 }  // namespace fl::api

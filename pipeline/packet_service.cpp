@@ -79,6 +79,7 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
     durable_.commit(std::move(write->batch), [this, write, done = std::move(done)](bool ok) {
       write->claim.reset();
       if (ok) {
+        accepted_.add();
         // Published before parsing can start, so the packet comes before its readings in the feed.
         feed_.publish(std::move(write->added));
         if (write->queued) parsing_.queued(write->entry, write->queued_at);

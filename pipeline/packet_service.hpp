@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/metrics.hpp"
 #include "core/time.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/parse_service.hpp"
@@ -79,6 +80,8 @@ class packet_service {
                  parse_service& parsing, change_feed& feed);
 
   [[nodiscard]] packet_result<pending_packet> create(packet_create request);
+  // Packets created and made durable since the start (metrics route).
+  [[nodiscard]] std::uint64_t packets_accepted() const { return accepted_.value(); }
 
   // Locks the catalog's writer and loads `packet` of `device`; the lock lasts as long as the edit.
   [[nodiscard]] packet_result<packet_edit> open(const uuid& mandate, const uuid& device, const uuid& packet);
@@ -96,6 +99,7 @@ class packet_service {
   storage::wal_syncer& durable_;
   parse_service& parsing_;
   change_feed& feed_;
+  metrics::counter accepted_;
 };
 
 }  // namespace fl::pipeline

@@ -61,6 +61,7 @@ class parse_backlog {
 
   [[nodiscard]] bool empty() const { return devices_.empty(); }
   [[nodiscard]] std::size_t entries() const { return entries_; }
+  [[nodiscard]] std::size_t devices() const { return devices_.size(); }
 
  private:
   struct entry {

@@ -51,8 +51,31 @@ sandbox::worker_pool& parse_service::pool() {
     pool.max_workers_per_mandate = 1;
     pool.runtime_ebin = config_.runtime_ebin;
     pool_ = std::make_unique<sandbox::worker_pool>(pool);
+    pool_ready_.store(pool_.get(), std::memory_order_release);
   });
   return *pool_;
+}
+
+parse_load parse_service::load() {
+  parse_load out;
+  {
+    std::lock_guard lock(mutex_);
+    out.queued_packets = backlog_.entries();
+    out.queued_devices = backlog_.devices();
+    out.devices_in_progress = claimed_.size();
+  }
+  // Only once started: reading figures must not start the sandbox.
+  if (auto* pool = pool_ready_.load(std::memory_order_acquire)) {
+    const auto f = pool->figures();
+    out.pool_started = true;
+    out.workers_live = f.live;
+    out.workers_max = f.max;
+    out.workers_waiting = f.waiting;
+    out.workers_started = f.started;
+    out.workers_stopped = f.stopped;
+    out.workers_failed = f.failed;
+  }
+  return out;
 }
 
 parse_service::~parse_service() {
@@ -344,11 +367,17 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     outcomes = pool().parse(mandate.str(), code, limits, history, inputs, &compiled);
     const micros took =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
+    metrics_.call_seconds.observe(static_cast<double>(took) / 1e6);
+    std::map<sandbox::outcome_kind, std::uint64_t> by_kind;
+    for (const auto& o : outcomes) ++by_kind[o.kind];
+    const std::string mandate_label = mandate.str();
+    for (const auto& [kind, n] : by_kind) metrics_.outcomes.at({mandate_label, sandbox::outcome_name(kind)}).add(n);
     // A call that compiled (or booted a worker) says nothing about the parser's cost per packet.
     share_.charge(mandate, took, compiled ? 0 : outcomes.size(), now_micros());
     std::vector<sandbox::outcome_kind> kinds;
     for (const auto& o : outcomes) kinds.push_back(o.kind);
     if (auto pause = share_.record(mandate, *parser_id, kinds, now_micros())) {
+      metrics_.pauses.add();
       spdlog::warn("mandate {}: {}", mandate.str(), pause->reason);
       // The packets whose failures paused the parser say so.
       for (auto& o : outcomes) {
@@ -438,7 +467,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   if (also) also(batch, readings_written);
   // Buffered is enough: the dequeue is in the same batch, so a lost tail is simply parsed again.
   if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w;
-  parsed_ += outcomes.size();
+  metrics_.parsed.add(outcomes.size());
   if (added) *added = std::move(written);
   return {};
 }

@@ -28,6 +28,7 @@
 #include "pipeline/fair_share.hpp"
 #include "pipeline/parse_backlog.hpp"
 #include "pipeline/parse_limits.hpp"
+#include "pipeline/parse_metrics.hpp"
 #include "sandbox/outcome.hpp"
 #include "storage/parse_queue.hpp"
 #include "storage/records.hpp"
@@ -112,7 +113,10 @@ class parse_service {
                                                  const std::vector<storage::pending_parse>& items,
                                                  const batch_addition& also = {});
 
-  [[nodiscard]] std::size_t packets_parsed() const { return parsed_; }
+  [[nodiscard]] std::size_t packets_parsed() const { return metrics_.parsed.value(); }
+  // Counters and latencies since the start (metrics route), and the backlog and pool now.
+  [[nodiscard]] const parse_metrics& metrics() const { return metrics_; }
+  [[nodiscard]] parse_load load();
   // The pause of a parser that kept failing its deadline, while it lasts.
   [[nodiscard]] std::optional<parser_pause> parser_paused(const uuid& mandate, const uuid& parser) {
     return share_.paused(mandate, parser, now_micros());
@@ -153,6 +157,7 @@ class parse_service {
   std::map<uuid, std::size_t> claimed_by_mandate_;  // guarded by mutex_: devices being parsed per mandate
   std::once_flag pool_started_;
   std::unique_ptr<sandbox::worker_pool> pool_;
+  std::atomic<sandbox::worker_pool*> pool_ready_{nullptr};  // set once pool_ is made
   std::mutex mutex_;
   std::condition_variable changed_;    // claims released, batches done (hold, wait_idle)
   std::condition_variable idle_;       // threads with nothing queued wait here for queued()
@@ -162,11 +167,11 @@ class parse_service {
   bool stopping_ = false;
   bool woken_ = false;
   std::vector<std::thread> threads_;
-  std::atomic<std::size_t> parsed_{0};
   mutable std::mutex warm_mutex_;
   sandbox_readiness warm_;  // guarded by warm_mutex_
   std::condition_variable warmed_;
   std::thread warmer_;
+  parse_metrics metrics_;
 };
 
 }  // namespace fl::pipeline

@@ -135,8 +135,24 @@ storage::result<json::object> reparse_runner::request(const storage::device_ref&
     if (auto w = records_.db().write(batch, storage::durability::synced); !w) return w.error();
   }
   queue_.push_back(device);
+  started_.add();
   changed_.notify_all();
   return job;
+}
+
+reparse_figures reparse_runner::figures() const {
+  reparse_figures f;
+  {
+    std::lock_guard lock(mutex_);
+    f.jobs_waiting = queue_.size();
+    f.jobs_active = busy_;
+  }
+  f.jobs_started = started_.value();
+  f.jobs_switched = switched_.value();
+  f.jobs_failed = failed_.value();
+  f.retries = retries_.value();
+  f.packets_reparsed = packets_.value();
+  return f;
 }
 
 storage::result<std::optional<json::object>> reparse_runner::status(const storage::device_ref& device) const {
@@ -175,7 +191,10 @@ void reparse_runner::run() {
         requeue = true;
       }
     }
-    if (!done) spdlog::error("reparse of {}: {} (retried)", device.second.str(), done.error().message);
+    if (!done) {
+      retries_.add();
+      spdlog::error("reparse of {}: {} (retried)", device.second.str(), done.error().message);
+    }
     {
       std::unique_lock lock(mutex_);
       --busy_;
@@ -223,6 +242,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
       jobs_.put(b, device, next);
     });
     if (!parsed) return parsed;
+    packets_.add(items->size());
     job = std::move(next);
     if (items->size() < config_.batch_size) break;
   }
@@ -244,6 +264,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   }
   jobs_.put(batch, device, job);
   if (auto switched = records_.db().write(batch, storage::durability::synced); !switched) return switched;
+  (*present ? switched_ : failed_).add();
   if (*present) feed_.publish(device_change(change_kind::readings_replaced, device.first, **present, device.second));
   return {};
 }

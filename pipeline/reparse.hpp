@@ -19,6 +19,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/metrics.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/parse_service.hpp"
 #include "storage/reparse_jobs.hpp"
@@ -33,6 +34,14 @@ enum class reparse_state : std::uint8_t { running, cleaning, done, failed };
 struct reparse_config {
   std::size_t batch_size = 100;           // default 100 packets per sandbox call and progress write
   std::chrono::seconds clean_grace{200};  // default 200 s: longer than the longest stream (180 s)
+};
+
+// Reparse progress for the metrics route.
+struct reparse_figures {
+  std::size_t jobs_waiting = 0;  // queued: not begun, between batches, or waiting out the grace period
+  std::size_t jobs_active = 0;   // being worked on now
+  std::uint64_t jobs_started = 0, jobs_switched = 0, jobs_failed = 0, retries = 0;
+  std::uint64_t packets_reparsed = 0;
 };
 
 class reparse_runner {
@@ -52,6 +61,7 @@ class reparse_runner {
   [[nodiscard]] storage::result<std::optional<boost::json::object>> status(const storage::device_ref& device) const;
   // Waits until no job is running or cleaning; false on timeout (tests).
   [[nodiscard]] bool wait_idle(std::chrono::milliseconds timeout);
+  [[nodiscard]] reparse_figures figures() const;
 
  private:
   void run();
@@ -70,6 +80,7 @@ class reparse_runner {
   std::size_t busy_ = 0;
   bool stopping_ = false;
   std::thread thread_;
+  metrics::counter started_, switched_, failed_, retries_, packets_;
 };
 
 }  // namespace fl::pipeline

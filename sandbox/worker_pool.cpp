@@ -189,6 +189,11 @@ std::size_t worker_pool::live_workers() {
   return live_;
 }
 
+pool_figures worker_pool::figures() {
+  std::lock_guard lock(mutex_);
+  return {live_, config_.max_workers, waiting_, started_, killed_, failed_};
+}
+
 std::vector<pid_t> worker_pool::worker_pids(const std::string& mandate) {
   std::lock_guard lock(mutex_);
   std::vector<pid_t> pids;
@@ -243,7 +248,9 @@ std::unique_ptr<worker_pool::slot> worker_pool::acquire(const std::string& manda
         break;
       }
     }
+    ++waiting_;
     available_.wait(lock);
+    --waiting_;
   }
   ++busy_[mandate];
   ++live_;
@@ -311,6 +318,7 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     spdlog::warn("sandbox worker of mandate {} stopped after {}: {}", s.mandate, outcome_name(failed.kind),
                  tail.substr(0, 300));
     result.healthy = false;
+    ++failed_;
     w.kill();
     return failed;
   };

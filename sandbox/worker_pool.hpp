@@ -49,6 +49,16 @@ struct pool_config {
   std::function<std::vector<std::string>(const std::string& mandate)> entry_for;
 };
 
+// What the pool is doing, for the metrics route.
+struct pool_figures {
+  std::size_t live = 0;     // workers alive (idle, busy or booting)
+  std::size_t max = 0;      // max_workers
+  std::size_t waiting = 0;  // callers waiting for a worker (every worker busy at the cap)
+  std::size_t started = 0;  // workers booted since the pool started
+  std::size_t stopped = 0;  // workers stopped for any reason (reaped, recycled, evicted, failed)
+  std::size_t failed = 0;   // workers killed by a parse (deadline, crash, memory, protocol): restarts
+};
+
 class worker_pool {
  public:
   // Throws std::runtime_error when the runtime cannot be found or the filter cannot be built.
@@ -82,6 +92,7 @@ class worker_pool {
   [[nodiscard]] std::size_t workers_started() const { return started_; }
   [[nodiscard]] std::size_t workers_killed() const { return killed_; }
   [[nodiscard]] std::size_t live_workers();
+  [[nodiscard]] pool_figures figures();
   // The host pids of a mandate's live workers (tests check that two mandates never share one).
   [[nodiscard]] std::vector<pid_t> worker_pids(const std::string& mandate);
 
@@ -115,6 +126,8 @@ class worker_pool {
   bool stopping_ = false;
   std::atomic<std::size_t> started_{0};
   std::atomic<std::size_t> killed_{0};
+  std::atomic<std::size_t> failed_{0};  // killed by run_batch (deadline, death, protocol)
+  std::size_t waiting_ = 0;             // guarded by mutex_: callers in acquire() waiting for room
   std::atomic<std::uint32_t> next_uid_{0};
   std::thread reaper_;
   spawner spawner_;  // destroyed after the destructor stopped every idle worker and the reaper

@@ -8,7 +8,11 @@
 #include <rocksdb/utilities/options_util.h>
 #include <rocksdb/write_batch.h>
 
+#include <cstdlib>
+#include <map>
 #include <vector>
+
+#include "storage/engine_stats.hpp"
 
 namespace fl::storage {
 
@@ -255,6 +259,32 @@ write_batch database::batch() const {
   auto state = std::make_unique<write_batch::impl>();
   state->handles = &impl_->handles;
   return write_batch(std::move(state));
+}
+
+engine_stats database::stats() const {
+  engine_stats s;
+  auto& db = *impl_->db;
+  const auto summed = [&](const std::string& property) {
+    std::uint64_t value = 0;
+    return db.GetAggregatedIntProperty(property, &value) ? value : std::uint64_t{0};
+  };
+  s.live_sst_bytes = summed(rocksdb::DB::Properties::kLiveSstFilesSize);
+  s.total_sst_bytes = summed(rocksdb::DB::Properties::kTotalSstFilesSize);
+  s.memtable_bytes = summed(rocksdb::DB::Properties::kCurSizeAllMemTables);
+  s.pending_compaction_bytes = summed(rocksdb::DB::Properties::kEstimatePendingCompactionBytes);
+  std::uint64_t value = 0;
+  if (db.GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &value)) s.write_stopped = value != 0;
+  if (db.GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value)) s.delayed_write_rate = value;
+  for (auto* h : impl_->handles) {
+    std::map<std::string, std::string> cf;
+    if (!db.GetMapProperty(h, rocksdb::DB::Properties::kCFStats, &cf)) continue;
+    const auto add = [&](const char* key, std::uint64_t& to) {
+      if (auto it = cf.find(key); it != cf.end()) to += std::strtoull(it->second.c_str(), nullptr, 10);
+    };
+    add("io_stalls.total_slowdown", s.write_slowdowns);
+    add("io_stalls.total_stop", s.write_stops);
+  }
+  return s;
 }
 
 result<void> database::write(write_batch& batch, durability d) {

@@ -42,6 +42,8 @@ class write_batch {
   std::unique_ptr<impl> impl_;
 };
 
+struct engine_stats;  // storage/engine_stats.hpp
+
 enum class durability {
   synced,    // fsync the WAL before returning: survives power loss (metadata, acknowledged writes)
   buffered,  // WAL in OS buffers: survives a process crash, not a power cut
@@ -69,6 +71,8 @@ class database {
   [[nodiscard]] result<void> write(write_batch& batch, durability d);
   // Makes every write so far durable (fsync of the WAL). Safe to call while others write.
   [[nodiscard]] result<void> sync_wal();
+  // Sizes, compaction debt and write stalls (storage/engine_stats.hpp). Thread-safe, no I/O.
+  [[nodiscard]] engine_stats stats() const;
 
   // Visits every key that starts with `prefix`, in key order (or reverse), until the visitor returns
   // false. Values are only valid during the call.

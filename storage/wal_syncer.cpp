@@ -1,6 +1,7 @@
 #include "storage/wal_syncer.hpp"
 
-#include <iostream>
+#include <spdlog/spdlog.h>
+
 #include <optional>
 
 #include "core/thread_name.hpp"
@@ -68,7 +69,7 @@ void wal_syncer::run() {
     result<void> outcome;
     if (round) outcome = db_.write(*round, durability::buffered);
     if (outcome) outcome = db_.sync_wal();
-    if (!outcome) std::cerr << "group commit: " << outcome.error().message << "\n";
+    if (!outcome) spdlog::error("group commit failed: {}", outcome.error().message);
     const bool ok = static_cast<bool>(outcome);
     for (auto& done : group) done(ok);
     for (std::size_t i = 0; i < writes.size(); ++i) writes[i].second(ok && written[i]);

@@ -16,6 +16,7 @@
 #include "api/cli/commands.hpp"
 #include "api/http/server.hpp"
 #include "api/http/tls.hpp"
+#include "api/logging.hpp"
 #include "api/router.hpp"
 #include "api/serve_config.hpp"
 #include "storage/database.hpp"
@@ -33,6 +34,7 @@ using tcp = asio::ip::tcp;
 struct serve_flags {
   std::string config_file;
   bool print_config = false;
+  std::string log_format = "text";  // or json: one JSON object per line, for log shippers
   std::vector<std::pair<std::string_view, CLI::Option*>> options;  // key name, its flag
   std::map<std::string, std::string, std::less<>> values;          // by key name
 };
@@ -109,6 +111,7 @@ void fit_descriptor_limit(api::server_limits& limits) {
 }
 
 void serve(const serve_flags& flags) {
+  api::use_log_format(*api::parse_log_format(flags.log_format));  // checked by the flag
   auto options = effective_config(flags);
   if (flags.print_config) {
     std::fputs(api::print_config(options).c_str(), stdout);
@@ -191,6 +194,9 @@ void add_serve_command(CLI::App& app) {
     help += ")";
     flags->options.emplace_back(key.name, cmd->add_option(key.flag(), value, help));
   }
+  cmd->add_option("--log-format", flags->log_format, "Log lines as text or json (one JSON object per line)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->callback([flags] { serve(*flags); });
 }
 

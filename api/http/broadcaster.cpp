@@ -20,7 +20,8 @@ constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_poli
 
 }  // namespace
 
-broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits) : feed_(feed), limits_(limits) {
+broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits, websocket_metrics* counts)
+    : feed_(feed), limits_(limits), counts_(counts) {
   const std::uint64_t from = feed_.head();  // sockets see what is published from now on
   thread_ = std::thread([this, from] {
     name_this_thread("fl-broadcast");
@@ -72,6 +73,7 @@ bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
   std::lock_guard lock(mutex_);
   if (closing_) return false;
   sessions_[{f.mandate, f.scope, f.target, f.stream}].push_back(session);
+  if (counts_) counts_->subscribers.add(1);
   return true;
 }
 
@@ -84,6 +86,7 @@ void broadcaster::leave(const websocket_session& session) {
   auto gone = std::find_if(list.begin(), list.end(), [&](const auto& s) { return s.get() == &session; });
   if (gone == list.end()) return;
   list.erase(gone);
+  if (counts_) counts_->subscribers.add(-1);
   if (list.empty()) sessions_.erase(it);
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/http/socket_upgrade.hpp"
+#include "api/telemetry.hpp"
 #include "pipeline/change_feed.hpp"
 
 namespace fl::api {
@@ -44,7 +45,8 @@ class broadcaster {
     uuid mandate_;
   };
 
-  broadcaster(pipeline::change_feed& feed, const websocket_limits& limits);
+  // `counts`: where subscribers, frames and overflow closes are counted (none: nowhere).
+  broadcaster(pipeline::change_feed& feed, const websocket_limits& limits, websocket_metrics* counts = nullptr);
   ~broadcaster();
   broadcaster(const broadcaster&) = delete;
   broadcaster& operator=(const broadcaster&) = delete;
@@ -59,6 +61,8 @@ class broadcaster {
   // Shutdown, first step: no more joins, every socket closes with 1001. The thread stops with the
   // destructor.
   void close_all();
+  // Where sessions count frames sent and overflow closes; null: not counted.
+  [[nodiscard]] websocket_metrics* counts() const { return counts_; }
 
  private:
   using key = std::tuple<uuid, socket_scope, uuid, socket_stream>;  // mandate, scope, target, stream
@@ -75,6 +79,7 @@ class broadcaster {
 
   pipeline::change_feed& feed_;
   const websocket_limits& limits_;
+  websocket_metrics* counts_;
   mutable std::mutex mutex_;
   std::size_t reserved_ = 0;
   std::map<uuid, std::size_t> reserved_per_mandate_;

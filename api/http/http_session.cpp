@@ -64,9 +64,27 @@ http_request from_beast(const http::request<http::string_body>& req) {
   return out;
 }
 
+// Whether the peer is this machine: a loopback address (IPv4, IPv6, or IPv4-mapped IPv6).
+bool loopback_peer(const tcp::socket& socket) {
+  beast::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  if (ec) return false;
+  const auto address = peer.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped())
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback();
+  return address.is_loopback();
+}
+
+// A proxy on this machine forwards others' requests from loopback: they are not local callers.
+bool forwarded(const http::request<http::string_body>& req) {
+  return req.find(http::field::forwarded) != req.end() || req.find("x-forwarded-for") != req.end() ||
+         req.find("x-real-ip") != req.end();
+}
+
 // `replacement`, with the headers (rate limits) the router gave `original`.
 http_response keeping_headers(const http_response& original, http_response replacement) {
   replacement.headers.insert(replacement.headers.end(), original.headers.begin(), original.headers.end());
+  replacement.facts = original.facts;
   return replacement;
 }
 
@@ -97,6 +115,7 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
   // header_timeout for the rest of their headers.
   bool first = true;
   auto& lowest = beast::get_lowest_layer(stream_);
+  const bool local_peer = loopback_peer(lowest.socket());
   lowest.expires_after(limits.header_timeout);
   if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
     // The TLS handshake: a client that sends nothing or trickles its ClientHello is idle like a
@@ -138,6 +157,7 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
     }
     if (!first) lowest.expires_after(limits.header_timeout);
     first = false;
+    const auto began = std::chrono::steady_clock::now();  // the request log's duration starts here
     auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
     beast::error_code ec = header_ec;
     if (!ec || ec == http::error::body_limit) {
@@ -158,7 +178,9 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
     }
     if (ec) {
       std::optional<http::response<http::string_body>> answer;
+      std::string method = "-";
       if (ec == http::error::body_limit) {  // the head is whole: a limited key gets its rate headers
+        method = std::string(parser.get().method_string());
         answer = to_beast(shared_.routes.refuse(from_beast(parser.get()),
                                                 {413, "request body exceeds " + std::to_string(body_cap) + " bytes"}),
                           11, false);
@@ -171,12 +193,14 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
       if (answer) {
         lowest.expires_after(limits.write_timeout);
         co_await http::async_write(stream_, *answer, tuple_awaitable);
+        shared_.routes.finished(method, {}, answer->result_int(), std::chrono::steady_clock::now() - began);
       }
       break;  // end of stream, timeout, reset or an answered error: the connection is done
     }
 
     const auto& req = parser.get();
-    const http_request request = from_beast(req);
+    http_request request = from_beast(req);
+    request.loopback = local_peer && !forwarded(req);
     http_response answer;
     if (auto here = shared_.routes.handle_unless_blocking(request)) {
       answer = std::move(*here);
@@ -196,6 +220,7 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
             error_response({503, "too many websockets are open (on this server or for this mandate); retry later"}));
       } else {
         // The connection becomes a websocket; this session is done with it.
+        shared_.routes.finished(request.method, answer.facts, 101, std::chrono::steady_clock::now() - began);
         auto socket =
             std::make_shared<websocket_session>(make_session_stream(std::move(stream_)), *answer.upgrade,
                                                 std::move(*slot), limits.websocket, *shared_.sockets, shared_.replays);
@@ -208,13 +233,16 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
     }
     const bool keep_alive = req.keep_alive() && !shared_.stopping && !cut;
     if (answer.stream && req.method() != http::verb::head) {
-      if (!co_await write_stream(answer, req.version(), keep_alive) || !keep_alive) break;
+      const bool streamed = co_await write_stream(answer, req.version(), keep_alive);
+      shared_.routes.finished(request.method, answer.facts, answer.status, std::chrono::steady_clock::now() - began);
+      if (!streamed || !keep_alive) break;
       continue;
     }
     auto res = to_beast(answer, req.version(), keep_alive);
     if (req.method() == http::verb::head) res.body().clear();
     lowest.expires_after(limits.write_timeout);
     auto [write_ec, written] = co_await http::async_write(stream_, res, tuple_awaitable);
+    shared_.routes.finished(request.method, answer.facts, answer.status, std::chrono::steady_clock::now() - began);
     if (write_ec || !keep_alive) break;
   }
   // Over TLS no close_notify is sent: every answer is delimited (Content-Length or chunked), so a

@@ -3,11 +3,13 @@
 // pure function that tests can call in memory.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "api/http/socket_upgrade.hpp"
+#include "core/ids.hpp"
 
 namespace fl::api {
 
@@ -22,6 +24,18 @@ struct http_request {
   bool websocket_upgrade = false;  // a websocket handshake (GET with Upgrade: websocket)
   // Of a handshake: Sec-WebSocket-Version and Sec-WebSocket-Key (repeated headers joined by ",").
   std::string websocket_version, websocket_key;
+  // The peer is on a loopback address and no proxy header (Forwarded, X-Forwarded-For, X-Real-IP)
+  // says it speaks for someone else: /metrics answers it without a key. False unless the server says so.
+  bool loopback = false;
+};
+
+// Who answered and for whom, set by the router for the request log and the metrics: the route
+// template (empty: no route matched) and, once authenticated, the caller's mandate and key id.
+struct request_facts {
+  std::string_view prefix;   // "/api/v1/", "/admin/v1/", "/webhooks/v1/", "/" (static strings)
+  std::string_view pattern;  // the route's pattern (static: the route table)
+  std::optional<uuid> mandate;
+  std::optional<uuid> key_id;
 };
 
 // A body produced piece by piece (NDJSON streams), sent with chunked transfer encoding so memory
@@ -44,6 +58,7 @@ struct http_response {
   // Set by websocket routes that accepted the handshake: the connection becomes a websocket
   // following these changes (and the rest of this response is not sent).
   std::shared_ptr<const socket_upgrade> upgrade;
+  request_facts facts;
 };
 
 }  // namespace fl::api

@@ -49,7 +49,7 @@ struct http_server::impl {
         ioc(l.threads),
         registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
-        sockets(feed ? std::make_unique<broadcaster>(*feed, limits.websocket) : nullptr),
+        sockets(feed ? std::make_unique<broadcaster>(*feed, limits.websocket, &r.telemetry().websockets) : nullptr),
         tls(std::move(t)),
         shared{r, limits, writers, stopping, registry, sockets.get(), replays, tls.get()},
         incoming(ioc, control, shared, [this](std::size_t open) {

@@ -89,6 +89,8 @@ void websocket_session::offer(std::shared_ptr<const std::string> frame, const uu
     queue_.clear();
     queued_bytes_ = 0;
     close_ = closing{close_policy, "send queue overflow: the client reads too slowly", clock::now()};
+    if (auto* counts = hub_.counts()) counts->overflow_closes.add();
+    spdlog::info("websocket of mandate {} closed (1008): its send queue overflowed", upgrade_.filter.mandate.str());
     kick();
     return;
   }
@@ -228,6 +230,8 @@ asio::awaitable<bool> websocket_session::send(const std::vector<control>& contro
   writing_since_ = clock::now();
   auto [ec, n] = co_await stream_->write(buffers);
   writing_since_.reset();
+  if (!ec && !frames.empty())
+    if (auto* counts = hub_.counts()) counts->frames_sent.add(frames.size());
   co_return !ec;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "storage/engine_stats.hpp"
 #include "storage/key_codec.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,6 +29,21 @@ TEST(database, batch_survives_reopen) {
   EXPECT_EQ(*db->get(family::meta, "a"), std::optional<std::string>("1"));
   EXPECT_EQ(*db->get(family::packets, std::string(32, 'p') + "x"), std::optional<std::string>("2"));
   EXPECT_EQ(*db->get(family::meta, "missing"), std::nullopt);
+}
+
+TEST(database, stats_report_sizes_and_no_stalls_on_a_quiet_database) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  const auto empty = db->stats();
+  auto batch = db->batch();
+  for (int i = 0; i < 100; ++i) batch.put(family::meta, "key" + std::to_string(i), std::string(1000, 'v'));
+  ASSERT_TRUE(db->write(batch, durability::buffered));
+  const auto written = db->stats();
+  EXPECT_GT(written.memtable_bytes, empty.memtable_bytes);
+  EXPECT_EQ(written.write_stops, 0u);
+  EXPECT_EQ(written.write_slowdowns, 0u);
+  EXPECT_FALSE(written.write_stopped);
+  EXPECT_EQ(written.delayed_write_rate, 0u);
 }
 
 TEST(database, families_are_separate_keyspaces) {
