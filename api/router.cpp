@@ -69,6 +69,7 @@ std::optional<api_error> check_access(access level, const principal& caller) {
   switch (level) {
     case access::any_key:
     case access::webhook:
+    case access::open:
       return std::nullopt;
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
@@ -188,7 +189,8 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     // marked never_blocks.
     if (!may_block && (found->file_io || (!found->never_blocks && found->method != "GET"))) return std::nullopt;
 
-    if (found->level == access::webhook) {  // authenticated by the handler, not by an API key
+    // No API key: webhooks are authenticated by their handler, open routes not at all.
+    if (found->level == access::webhook || found->level == access::open) {
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return found->handler(ctx);
     }

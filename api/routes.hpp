@@ -16,6 +16,7 @@ enum class access {
   resource_write,
   superadmin,  // /admin/v1
   webhook,     // /webhooks/v1: no API key; the handler authenticates the caller (a driver instance's secret)
+  open,        // no API key and no authentication at all: public documents (the OpenAPI description)
 };
 
 using handler_fn = http_response (*)(request_context&);
