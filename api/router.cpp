@@ -84,6 +84,7 @@ std::optional<api_error> check_access(access level, const principal& caller) {
     case access::any_key:
     case access::webhook:
     case access::probe:
+    case access::open:
       return std::nullopt;
     case access::superadmin:
       if (caller.access == role::superadmin) return std::nullopt;
@@ -228,9 +229,9 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     facts.prefix = located->prefix;
     facts.pattern = found->pattern;
 
-    // Webhooks are authenticated by the handler, probes by no one: neither takes an API key; nor
-    // does /metrics asked from this machine.
-    if (found->level == access::webhook || found->level == access::probe ||
+    // Webhooks are authenticated by the handler, probes and open documents by no one: none takes an
+    // API key; nor does /metrics asked from this machine.
+    if (found->level == access::webhook || found->level == access::probe || found->level == access::open ||
         (found->level == access::metrics && request.loopback && !key)) {
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return stamped(found->handler(ctx));

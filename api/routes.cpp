@@ -13,6 +13,7 @@
 #include "api/resources/mandate_stats.hpp"
 #include "api/resources/mandates.hpp"
 #include "api/resources/metrics.hpp"
+#include "api/resources/openapi.hpp"
 #include "api/resources/packets.hpp"
 #include "api/resources/parsers.hpp"
 #include "api/resources/profiles.hpp"
@@ -28,6 +29,8 @@ namespace {
 
 // Order matters where patterns overlap: literals and `by-:` selectors come before `:variables`.
 constexpr route api_table[] = {
+    {"GET", "openapi.json", access::open, show_openapi},
+
     {"GET", "mandates", access::any_key, list_mandates},
     {"GET", "mandates/:mandate_id", access::any_key, show_mandate},
     {"GET", "mandates/:mandate_id/stats/packets", access::any_key, mandate_packet_stats},

@@ -134,6 +134,7 @@ TEST_F(isolation, every_route_with_a_foreign_key_and_foreign_ids_reveals_and_cha
   const std::string before = snapshot();
   int routes = 0;
   for (const auto& r : api::api_routes()) {
+    if (r.level == api::access::open) continue;  // public documents, the same for every caller
     const std::string path = "/api/v1" + fill(r.pattern);
     auto res = call(std::string(r.method), path, key_b_, to_json(hostile_body()));
     ++routes;
