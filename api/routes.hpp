@@ -20,7 +20,7 @@ enum class access {
   // GET /metrics: a loopback caller (http_request::loopback) without a key passes; any other caller
   // needs a superadmin key.
   metrics,
-  open,        // no API key and no authentication at all: public documents (the OpenAPI description)
+  open,  // no API key and no authentication at all: public documents (the OpenAPI description)
 };
 
 using handler_fn = http_response (*)(request_context&);

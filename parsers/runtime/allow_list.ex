@@ -196,7 +196,8 @@ defmodule Fieldline.AllowList do
                     {Kernel.Utils, :raise, 1},
                     {Kernel.Utils, :destructure, 2},
                     {Collectable, :into, 1},
-                    {Fieldline.Runtime, :field!, 2}
+                    {Fieldline.Runtime, :field!, 2},
+                    {Fieldline.Runtime, :returned, 1}
                   ])
 
   # Wrappers whose every exported function compiled code may call.

@@ -289,7 +289,9 @@ defmodule Fieldline.Compiler do
   defp rewrite(ast, key) do
     own = [:FieldlineParsers, String.to_atom("P" <> key)]
 
-    Macro.prewalk(ast, fn
+    ast
+    |> keep_frames(own)
+    |> Macro.prewalk(fn
       {:__aliases__, meta, [:Parser | rest]} ->
         {:__aliases__, meta, own ++ rest}
 
@@ -326,6 +328,91 @@ defmodule Fieldline.Compiler do
         node
     end)
   end
+
+  # Every def's last call (in tail position) is wrapped in Fieldline.Runtime.returned/1 so that an
+  # error it raises keeps the function's frame and line ("(parser line N)"); calls of the module's
+  # own functions stay tail calls (a recursive loop must not grow the stack).
+  defp keep_frames({:defmodule, meta, [name, [do: body]]}, own) do
+    locals = local_names(body)
+
+    body =
+      Macro.prewalk(body, fn
+        {kind, m, [head, [{:do, def_body} | rest]]} when kind in [:def, :defp] ->
+          {kind, m, [head, [{:do, tail_kept(def_body, locals, own)} | rest]]}
+
+        node ->
+          node
+      end)
+
+    {:defmodule, meta, [name, [do: body]]}
+  end
+
+  defp keep_frames(ast, _own), do: ast
+
+  defp local_names(body) do
+    {_, names} =
+      Macro.prewalk(body, MapSet.new(), fn
+        {kind, _, [head | _]} = node, acc when kind in [:def, :defp] -> {node, MapSet.put(acc, def_name(head))}
+        node, acc -> {node, acc}
+      end)
+
+    names
+  end
+
+  defp def_name({:when, _, [head | _]}), do: def_name(head)
+  defp def_name({name, _, _}) when is_atom(name), do: name
+  defp def_name(_), do: nil
+
+  # Forms that are not calls (or whose tails are handled inside), never wrapped themselves.
+  @not_calls [:__block__, :case, :cond, :if, :unless, :with, :fn, :&, :=, :{}, :%{}, :%, :<<>>, :__aliases__,
+              :__MODULE__, :^, :for, :try, :receive, :quote, :unquote, :super, :"::", :->, :when, :@, :&&, :||,
+              :and, :or]
+
+  defp tail_kept({:__block__, m, [_ | _] = exprs}, locals, own),
+    do: {:__block__, m, List.replace_at(exprs, -1, tail_kept(List.last(exprs), locals, own))}
+
+  defp tail_kept({form, m, [subject, [do: clauses]]}, locals, own) when form in [:case] and is_list(clauses),
+    do: {form, m, [subject, [do: clauses_kept(clauses, locals, own)]]}
+
+  defp tail_kept({:cond, m, [[do: clauses]]}, locals, own) when is_list(clauses),
+    do: {:cond, m, [[do: clauses_kept(clauses, locals, own)]]}
+
+  defp tail_kept({form, m, [condition, branches]}, locals, own) when form in [:if, :unless] and is_list(branches),
+    do: {form, m, [condition, Enum.map(branches, fn {k, b} -> {k, tail_kept(b, locals, own)} end)]}
+
+  # A pipe is a call of its last stage.
+  defp tail_kept({:|>, _, [_, last]} = pipe, locals, own) do
+    if own_call?(last, locals, own), do: pipe, else: returned(pipe)
+  end
+
+  defp tail_kept({name, _, args} = call, locals, _own) when is_atom(name) and is_list(args) do
+    if name in @not_calls or MapSet.member?(locals, name), do: call, else: returned(call)
+  end
+
+  defp tail_kept({{:., _, [target, _fun]}, _, args} = call, _locals, own) when is_list(args) do
+    if own_module?(target, own), do: call, else: returned(call)
+  end
+
+  defp tail_kept(other, _locals, _own), do: other
+
+  defp own_call?({name, _, args}, locals, _own) when is_atom(name) and is_list(args), do: MapSet.member?(locals, name)
+  defp own_call?({{:., _, [target, _]}, _, args}, _locals, own) when is_list(args), do: own_module?(target, own)
+  defp own_call?(_, _locals, _own), do: false
+
+  defp clauses_kept(clauses, locals, own) do
+    Enum.map(clauses, fn
+      {:->, m, [patterns, body]} -> {:->, m, [patterns, tail_kept(body, locals, own)]}
+      other -> other
+    end)
+  end
+
+  defp own_module?({:__aliases__, _, [:Parser | _]}, _own), do: true
+  defp own_module?({:__aliases__, _, parts}, own), do: parts == own
+  defp own_module?({:__MODULE__, _, _}, _own), do: true
+  defp own_module?(_, _own), do: false
+
+  defp returned({_, meta, _} = call),
+    do: {{:., meta, [{:__aliases__, meta, [:Fieldline, :Runtime]}, :returned]}, meta, [call]}
 
   defp module_target?({:__aliases__, _, _}), do: true
   defp module_target?({:__MODULE__, _, _}), do: true

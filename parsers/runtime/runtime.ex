@@ -15,4 +15,11 @@ defmodule Fieldline.Runtime do
   def field!(other, key) do
     raise ArgumentError, "cannot access field #{inspect(key)} on #{inspect(other, limit: 5)}: not a map"
   end
+
+  @doc """
+  The value it is given. `Fieldline.Compiler` wraps the last call of each parser function body in
+  it: a call in tail position replaces its caller's stack frame, so an error raised there would name
+  no line of the parser; wrapped, the frame (and the call's line) stays on the stack.
+  """
+  def returned(value), do: value
 end

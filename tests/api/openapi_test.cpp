@@ -61,7 +61,6 @@ std::set<route_key> documented() {
   return out;
 }
 
-
 // Resolves a local reference ("#/components/schemas/Device"); nullptr when it names nothing.
 const json::value* resolve(const json::value& root, std::string_view ref) {
   if (!ref.starts_with("#/")) return nullptr;

@@ -183,6 +183,37 @@ defmodule Diagnostics.RuntimeTest do
     assert Enum.any?(warnings, &(&1 =~ "catch-all"))
   end
 
+  test "an error raised by a call in tail position still names its line" do
+    source = """
+    defmodule Parser do
+      use Platform.Parsing.Behaviour
+      def parse(<<1>>, _) do
+        text = "not a number"
+        String.to_integer(text)
+      end
+      def parse(<<2>>, _), do: "x" |> String.to_integer()
+      def parse(<<3, x::binary>>, _), do: if(x != "", do: String.to_integer(x), else: nil)
+      def parse(<<4>>, _), do: count(3_000_000, 0)
+      defp count(0, acc), do: %{n: acc}
+      defp count(n, acc), do: count(n - 1, acc + 1)
+    end
+    """
+
+    {:ok, module} = Fieldline.Compiler.load("diagtail", source)
+    inputs = [{<<1>>, %{}}, {<<2>>, %{}}, {<<3, "z">>, %{}}, {<<4>>, %{}}]
+    me = self()
+    :ok = Fieldline.Runner.parse_batch(module, inputs, limits(), [], fn i, outcomes -> send(me, {:outcomes, i, outcomes}) end)
+
+    assert [{:error, :parse_error, block, _}, {:error, :parse_error, pipe, _}, {:error, :parse_error, branch, _}, counted] =
+             collect(length(inputs), [])
+
+    assert block =~ "(parser line 5)"
+    assert pipe =~ "(parser line 7)"
+    assert branch =~ "(parser line 8)"
+    # The module's own calls stay tail calls: three million rounds in constant stack.
+    assert {:ok, [{%{"n" => 3_000_000}, nil, nil, nil}], []} = counted
+  end
+
   test "compile warnings of a loaded parser are test warnings" do
     {:ok, module} = Fieldline.Compiler.load("diagwarn", "defmodule Parser do\n  def parse(p, _) do\n    x = 1\n    p\n  end\nend\n")
     assert [{1, use_warning}, {3, unused}] = Fieldline.Compiler.warnings(module)
