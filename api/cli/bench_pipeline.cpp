@@ -301,6 +301,7 @@ int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connect
   steps.set_note("generator ceiling");
   std::string ceiling_error;
   const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  steps.add();
   steps.finish();
   const double ratio = spread.ingested_per_s / single.ingested_per_s;
   if (as_json) {
@@ -341,6 +342,7 @@ int bench_ingest(bool as_json, std::size_t seconds, std::size_t connections, std
   steps.set_note("generator ceiling");
   std::string ceiling_error;
   const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  steps.add();
   steps.finish();
   const auto limits = bench_server::limits();
   const double ratio = f.ingested_per_s / f.raw_put_per_s;
