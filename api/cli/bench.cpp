@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "api/cli/commands.hpp"
+#include "api/cli/progress.hpp"
 #include "core/json_out.hpp"
 #include "sandbox/worker_pool.hpp"
 
@@ -216,8 +217,11 @@ int bench_parse(bool as_json, std::size_t packets) {
 
   json::object result{{"benchmark", "parse"}, {"cores", std::thread::hardware_concurrency()}, {"packets", packets}};
   std::vector<std::pair<const parse_case*, parse_figures>> figures;
+  progress steps("bench parse", "steps", std::size(cases) + 2);
   for (const auto& c : cases) {
+    steps.set_note(std::string(c.name) + " parser");
     const auto f = measure_case(pool, source_dir, c, packets);
+    steps.add();
     figures.emplace_back(&c, f);
     result[c.name] = json::object{{"parser", std::string("parsers/library/") + c.file},
                                   {"sandboxed_batched_per_s", f.batched},
@@ -244,10 +248,12 @@ int bench_parse(bool as_json, std::size_t packets) {
   self[n > 0 ? n : 0] = '\0';
   std::string all;
   for (const auto& f : files) all += " " + f;
+  steps.set_note("fieldline parser test");
   auto start = clock::now();
   int code_ours = 0;
   shell_out(std::string(self) + " parser test" + all + " > /dev/null 2>&1", &code_ours);
   const double ours_s = seconds_since(start);
+  steps.update(std::size(cases) + 1, "one elixir process per file");
   const auto ebin = sandbox::default_runtime_ebin().string();
   start = clock::now();
   for (const auto& f : files) {
@@ -259,6 +265,8 @@ int bench_parse(bool as_json, std::size_t packets) {
               f + " > /dev/null 2>&1");
   }
   const double per_file_s = seconds_since(start);
+  steps.update(std::size(cases) + 2);
+  steps.finish();
 
   result["harness_files"] = files.size();
   result["harness_fieldline_s"] = ours_s;

@@ -20,6 +20,8 @@
 
 #include "api/cli/bench_rig.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/progress.hpp"
+#include "api/cli/wrk_load.hpp"
 #include "api/http/client.hpp"
 #include "api/http/ndjson_reader.hpp"
 #include "api/resources/api_keys.hpp"
@@ -42,13 +44,133 @@ double since(clock::time_point start) {
   return std::chrono::duration<double>(clock::now() - start).count();
 }
 
+// ---- shared: nginx and the generator's ceiling ----
+
+std::uint16_t free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// True once something accepts connections on 127.0.0.1:`port`.
+bool accepts(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// nginx serving `body` as /page.json and three bytes as /tiny.txt (for the load generator's own
+// ceiling) on loopback; stopped on destruction.
+struct nginx_process {
+  scratch_dir dir;
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+  explicit nginx_process(const std::string& body) {
+    std::filesystem::create_directories(dir.path / "www");
+    std::filesystem::permissions(dir.path, std::filesystem::perms::all, std::filesystem::perm_options::add);
+    { std::ofstream(dir.path / "www" / "page.json") << body; }
+    { std::ofstream(dir.path / "www" / "tiny.txt") << "ok\n"; }
+    port = free_port();
+    std::ofstream(dir.path / "nginx.conf")
+        << "daemon off; worker_processes 2; pid " << (dir.path / "nginx.pid").string() << "; error_log "
+        << (dir.path / "error.log").string() << ";\n"
+        << "events { worker_connections 1024; }\n"
+        << "http { access_log off; keepalive_requests 1000000; client_body_temp_path " << dir.path.string() << ";\n"
+        << "  server { listen 127.0.0.1:" << port << "; root " << (dir.path / "www").string() << ";\n"
+        << "    location / { default_type application/json; } } }\n";
+    pid = ::fork();
+    if (pid == 0) {
+      ::execlp("nginx", "nginx", "-c", (dir.path / "nginx.conf").c_str(), "-p", dir.path.c_str(),
+               static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const auto deadline = clock::now() + std::chrono::seconds(10);
+    while (!accepts(port)) {
+      if (clock::now() > deadline || ::waitpid(pid, nullptr, WNOHANG) == pid) {
+        pid = -1;
+        throw std::runtime_error("nginx did not start (see " + (dir.path / "error.log").string() + ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~nginx_process() {
+    if (pid > 0) {
+      ::kill(pid, SIGQUIT);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+  nginx_process(const nginx_process&) = delete;
+  nginx_process& operator=(const nginx_process&) = delete;
+  [[nodiscard]] std::string url(const char* path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
+};
+
+json::object load_figures(const wrk_report& r) {
+  return json::object{{"requests_per_s", r.requests_per_s},
+                      {"p50_ms", r.p50_ms},
+                      {"p99_ms", r.p99_ms},
+                      {"requests", r.requests},
+                      {"failures", r.failures()}};
+}
+
+// What wrk itself can do on this machine: nginx answering three bytes, same connections and length.
+// nullopt when nginx cannot run (`error` says why).
+std::optional<wrk_report> generator_ceiling(std::size_t connections, std::size_t seconds, std::string& error) {
+  try {
+    nginx_process nginx("{}");
+    return run_wrk({.url = nginx.url("/tiny.txt"), .connections = connections, .seconds = seconds});
+  } catch (const wrk_missing&) {
+    throw;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+}
+
 // ---- ingest ----
 
 struct ingest_figures {
+  std::size_t packets = 0;  // what wrk sent in its run
   double accepted_per_s = 0, ingested_per_s = 0, raw_put_per_s = 0, raw_accept_put_per_s = 0;
   double p99_ms = 0;
   std::size_t failures = 0;
 };
+
+// A wrk script POSTing `body` to `targets` in turn, each wrk thread starting elsewhere in the list.
+std::string post_script(const std::vector<std::string>& targets, const std::string& body) {
+  const auto quoted = [](const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+  };
+  std::string lua = "local targets = {";
+  for (const auto& t : targets) lua += quoted(t) + ",";
+  lua +=
+      "}\n"
+      "wrk.method = \"POST\"\n"
+      "wrk.body = " +
+      quoted(body) +
+      "\n"
+      "wrk.headers[\"content-type\"] = \"application/json\"\n"
+      "local threads = 0\n"
+      "function setup(thread) thread:set(\"first\", threads * 7919); threads = threads + 1 end\n"
+      "local n = 0\n"
+      "function request()\n"
+      "  n = n + 1\n"
+      "  return wrk.format(nil, targets[((first or 0) + n) % #targets + 1])\n"
+      "end\n";
+  return lua;
+}
 
 // What RocksDB alone can do with this work: for every packet one synced write of the keys the
 // ingest puts for it, each once, with the documents it stored, from `connections` threads. With a
@@ -91,7 +213,8 @@ double raw_put_rate(std::size_t packets, std::size_t connections, const json::ob
 // have a parser of their own (the same library parser, each a distinct version: compiled per
 // mandate, in that mandate's own sandbox worker). Keys travel as ?auth= since devices of several
 // mandates share the clients' headers.
-ingest_figures measure_ingest(std::size_t packets, std::size_t connections, std::size_t mandates = 1) {
+ingest_figures measure_ingest(std::size_t seconds, std::size_t connections, std::size_t mandates, progress& steps) {
+  steps.set_note("set-up, " + std::to_string(mandates) + " mandate(s)");
   bench_server server;
   mandates = std::clamp<std::size_t>(mandates, 1, connections);
   struct tenant_setup {
@@ -128,14 +251,23 @@ ingest_figures measure_ingest(std::size_t packets, std::size_t connections, std:
       !server.app().parsing.wait_idle(std::chrono::minutes(1)))
     throw std::runtime_error("warm-up failed");
 
+  steps.add();
+  steps.set_note("ingest, " + std::to_string(mandates) + " mandate(s)");
   ingest_figures f;
   const auto start = clock::now();
-  auto load = run_load(server.port(), connections, packets, headers, post);
-  f.accepted_per_s = load.per_second();
-  f.p99_ms = load.percentile_ms(0.99);
-  f.failures = load.failures;
+  const auto load = run_wrk({.url = "http://127.0.0.1:" + std::to_string(server.port()) + targets[0],
+                             .connections = connections,
+                             .seconds = seconds,
+                             .lua_script = post_script(targets, body)});
+  f.packets = load.requests;
+  f.accepted_per_s = load.requests_per_s;
+  f.p99_ms = load.p99_ms;
+  f.failures = load.failures();
   if (!server.app().parsing.wait_idle(std::chrono::minutes(10))) throw std::runtime_error("parsing did not finish");
-  f.ingested_per_s = static_cast<double>(packets) / since(start);
+  f.ingested_per_s = static_cast<double>(f.packets) / since(start);
+  const std::size_t packets = std::max<std::size_t>(f.packets, 1);
+  steps.add();
+  steps.set_note("raw RocksDB puts of the same keys");
   // Spot check: the readings are there. The baseline stores these very documents.
   const auto readings = server.call("GET", "/api/v1/devices/" + devices[0] + "/readings?limit=1", key);
   if (readings.as_array().size() != 1) throw std::runtime_error("no readings after ingest");
@@ -144,50 +276,83 @@ ingest_figures measure_ingest(std::size_t packets, std::size_t connections, std:
       "GET", "/api/v1/devices/" + devices[0] + "/packets/" + std::string(reading.at("packet_id").as_string()), key);
   f.raw_put_per_s = raw_put_rate(packets, connections, packet.as_object(), reading);
   f.raw_accept_put_per_s = raw_put_rate(packets, connections, packet.as_object(), std::nullopt);
+  steps.add();
   return f;
 }
 
 // `--mandates N`: the same load spread over N mandates, measured after the single-mandate run, as a
 // ratio to it (the cost of one sandbox worker per mandate).
-int bench_ingest_mandates(bool as_json, std::size_t packets, std::size_t connections, std::size_t mandates) {
-  const auto single = measure_ingest(packets, connections, 1);
-  const auto spread = measure_ingest(packets, connections, mandates);
+json::value ceiling_json(const std::optional<wrk_report>& ceiling) {
+  return ceiling ? json::value(load_figures(*ceiling)) : json::value(nullptr);
+}
+
+void print_ceiling(const std::optional<wrk_report>& ceiling, const std::string& error) {
+  if (ceiling)
+    std::printf("  generator ceiling (wrk -> nginx, 3 bytes) %8.0f req/s  p99 %.2f ms\n", ceiling->requests_per_s,
+                ceiling->p99_ms);
+  else
+    std::printf("  generator ceiling unavailable: %s\n", error.c_str());
+}
+
+int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connections, std::size_t mandates) {
+  progress steps("bench ingest", "steps", 7);
+  const auto single = measure_ingest(seconds, connections, 1, steps);
+  const auto spread = measure_ingest(seconds, connections, mandates, steps);
+  steps.set_note("generator ceiling");
+  std::string ceiling_error;
+  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  steps.add();
+  steps.finish();
   const double ratio = spread.ingested_per_s / single.ingested_per_s;
   if (as_json) {
     std::printf("%s\n", to_json(json::object{{"benchmark", "ingest_mandates"},
                                              {"cores", std::thread::hardware_concurrency()},
-                                             {"packets", packets},
+                                             {"load_generator", "wrk"},
+                                             {"seconds_per_figure", seconds},
                                              {"connections", connections},
                                              {"mandates", mandates},
+                                             {"single_mandate_packets", single.packets},
                                              {"single_mandate_ingested_per_s", single.ingested_per_s},
                                              {"single_mandate_accept_p99_ms", single.p99_ms},
+                                             {"mandates_packets", spread.packets},
                                              {"mandates_ingested_per_s", spread.ingested_per_s},
                                              {"mandates_accept_p99_ms", spread.p99_ms},
                                              {"mandates_vs_single", ratio},
+                                             {"generator_ceiling", ceiling_json(ceiling)},
                                              {"failures", single.failures + spread.failures}})
                             .c_str());
   } else {
-    std::printf("fieldline bench ingest --mandates %zu  (%u cores, %zu packets, %zu connections)\n", mandates,
-                std::thread::hardware_concurrency(), packets, connections);
+    std::printf("fieldline bench ingest --mandates %zu  (%u cores, wrk, %zu s per run, %zu connections)\n", mandates,
+                std::thread::hardware_concurrency(), seconds, connections);
     std::printf("  ingested, 1 mandate                  %11.0f packets/s  (accept p99 %.1f ms)\n",
                 single.ingested_per_s, single.p99_ms);
     std::printf("  ingested, %3zu mandates, own parsers  %11.0f packets/s  (accept p99 %.1f ms)\n", mandates,
                 spread.ingested_per_s, spread.p99_ms);
     std::printf("  %zu mandates / 1 mandate             %12.3f   (target 0.70)\n", mandates, ratio);
+    print_ceiling(ceiling, ceiling_error);
   }
   return single.failures + spread.failures == 0 ? 0 : 1;
 }
 
-int bench_ingest(bool as_json, std::size_t packets, std::size_t connections, std::size_t mandates) {
-  if (mandates > 1) return bench_ingest_mandates(as_json, packets, connections, mandates);
-  const auto f = measure_ingest(packets, connections);
+int bench_ingest(bool as_json, std::size_t seconds, std::size_t connections, std::size_t mandates) {
+  require_wrk();
+  if (mandates > 1) return bench_ingest_mandates(as_json, seconds, connections, mandates);
+  progress steps("bench ingest", "steps", 4);
+  const auto f = measure_ingest(seconds, connections, 1, steps);
+  steps.set_note("generator ceiling");
+  std::string ceiling_error;
+  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  steps.add();
+  steps.finish();
   const auto limits = bench_server::limits();
   const double ratio = f.ingested_per_s / f.raw_put_per_s;
   const double accept_ratio = f.ingested_per_s / f.raw_accept_put_per_s;
   if (as_json) {
     std::printf("%s\n", to_json(json::object{{"benchmark", "ingest"},
                                              {"cores", std::thread::hardware_concurrency()},
-                                             {"packets", packets},
+                                             {"load_generator", "wrk"},
+                                             {"seconds_per_figure", seconds},
+                                             {"packets", f.packets},
                                              {"connections", connections},
                                              {"io_threads", limits.threads},
                                              {"write_threads", limits.write_threads},
@@ -198,11 +363,13 @@ int bench_ingest(bool as_json, std::size_t packets, std::size_t connections, std
                                              {"ingest_vs_raw_put", ratio},
                                              {"raw_accept_put_per_s", f.raw_accept_put_per_s},
                                              {"ingest_vs_raw_accept_put", accept_ratio},
+                                             {"generator_ceiling", ceiling_json(ceiling)},
                                              {"failures", f.failures}})
                             .c_str());
   } else {
-    std::printf("fieldline bench ingest  (%u cores, %zu packets, %zu connections, %d I/O + %d write threads)\n",
-                std::thread::hardware_concurrency(), packets, connections, limits.threads, limits.write_threads);
+    std::printf(
+        "fieldline bench ingest  (%u cores, wrk, %zu s, %zu packets, %zu connections, %d I/O + %d write threads)\n",
+        std::thread::hardware_concurrency(), seconds, f.packets, connections, limits.threads, limits.write_threads);
     std::printf("  accepted (durable, answered)        %12.0f packets/s  (p99 %.1f ms)\n", f.accepted_per_s, f.p99_ms);
     std::printf("  ingested (accepted+parsed+queryable) %11.0f packets/s\n", f.ingested_per_s);
     std::printf("  raw RocksDB synced puts, same keys   %11.0f packets/s  (packet + reading keys)\n", f.raw_put_per_s);
@@ -210,64 +377,13 @@ int bench_ingest(bool as_json, std::size_t packets, std::size_t connections, std
     std::printf("  raw puts of the accept keys only     %11.0f packets/s  (packet, id index, queue entry)\n",
                 f.raw_accept_put_per_s);
     std::printf("  ingest / raw accept put             %12.3f\n", accept_ratio);
+    print_ceiling(ceiling, ceiling_error);
     if (f.failures) std::printf("  failed requests                     %12zu\n", f.failures);
   }
   return f.failures == 0 ? 0 : 1;
 }
 
 // ---- query ----
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// nginx serving `body` as a static file on loopback; stopped on destruction.
-struct nginx_process {
-  scratch_dir dir;
-  pid_t pid = -1;
-  std::uint16_t port = 0;
-  explicit nginx_process(const std::string& body) {
-    std::filesystem::create_directories(dir.path / "www");
-    std::filesystem::permissions(dir.path, std::filesystem::perms::all, std::filesystem::perm_options::add);
-    { std::ofstream(dir.path / "www" / "page.json") << body; }
-    port = free_port();
-    std::ofstream(dir.path / "nginx.conf")
-        << "daemon off; worker_processes 2; pid " << (dir.path / "nginx.pid").string() << "; error_log "
-        << (dir.path / "error.log").string() << ";\n"
-        << "events { worker_connections 1024; }\n"
-        << "http { access_log off; keepalive_requests 1000000; client_body_temp_path " << dir.path.string() << ";\n"
-        << "  server { listen 127.0.0.1:" << port << "; root " << (dir.path / "www").string() << ";\n"
-        << "    location / { default_type application/json; } } }\n";
-    pid = ::fork();
-    if (pid == 0) {
-      ::execlp("nginx", "nginx", "-c", (dir.path / "nginx.conf").c_str(), "-p", dir.path.c_str(),
-               static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
-  ~nginx_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGQUIT);
-      ::waitpid(pid, nullptr, 0);
-    }
-  }
-};
-
-json::object load_figures(const load_result& r) {
-  return json::object{{"requests_per_s", r.per_second()},
-                      {"p50_ms", r.percentile_ms(0.50)},
-                      {"p99_ms", r.percentile_ms(0.99)},
-                      {"failures", r.failures}};
-}
 
 // Resolving a key per request: from the principal cache (what the router does) against reading the
 // store each time (authenticate(), what it did before the cache), in the same process. Member keys
@@ -290,7 +406,10 @@ auth_figures measure_authentication(api::app_context& app, const std::string& ke
   return out;
 }
 
-int bench_query(bool as_json, std::size_t requests, std::size_t connections, std::size_t stream_readings) {
+int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std::size_t stream_readings) {
+  require_wrk();
+  progress steps("bench query", "steps", 6);
+  steps.set_note("seeding readings");
   bench_server server;
   const auto limits = bench_server::limits();
   const auto [mandate, key] = server.tenant();
@@ -315,64 +434,84 @@ int bench_query(bool as_json, std::size_t requests, std::size_t connections, std
     }
   }
   const std::string page_target = "/api/v1/devices/" + paged + "/readings?limit=100";
-  const std::vector<std::pair<std::string, std::string>> auth{{"x-api-key", key}};
   api::http_client probe("127.0.0.1", server.port());
-  const std::string page_body = probe.request("GET", page_target, {}, auth).body;
+  const std::string page_body = probe.request("GET", page_target, {}, {{"x-api-key", key}}).body;
+  steps.update(1);
 
-  auto ours = run_load(server.port(), connections, requests, auth, [&](std::size_t, std::size_t) {
-    return request_spec{"GET", page_target, {}};
-  });
-  json::object nginx_figures;
+  // All three with the same generator, connections and length, one after the other.
+  steps.set_note("readings page");
+  const auto ours = run_wrk({.url = "http://127.0.0.1:" + std::to_string(server.port()) + page_target,
+                             .connections = connections,
+                             .seconds = seconds,
+                             .headers = {{"x-api-key", key}}});
+  steps.update(2);
+  std::optional<wrk_report> nginx_page, ceiling;
   std::string nginx_error;
   try {
     nginx_process nginx(page_body);
-    auto theirs = run_load(nginx.port, connections, requests, {}, [&](std::size_t, std::size_t) {
-      return request_spec{"GET", "/page.json", {}};
-    });
-    nginx_figures = load_figures(theirs);
+    steps.set_note("nginx, same bytes");
+    nginx_page = run_wrk({.url = nginx.url("/page.json"), .connections = connections, .seconds = seconds});
+    steps.update(3);
+    steps.set_note("generator ceiling (nginx, 3 bytes)");
+    ceiling = run_wrk({.url = nginx.url("/tiny.txt"), .connections = connections, .seconds = seconds});
+    steps.update(4);
+  } catch (const wrk_missing&) {
+    throw;
   } catch (const std::exception& e) {
     nginx_error = e.what();
   }
 
+  steps.set_note("stream");
   const auto start = clock::now();
   const auto stream = api::read_stream(server.port(), "/api/v1/devices/" + streamed + "/readings/stream", key);
   const double stream_s = since(start);
   const double stream_rate = static_cast<double>(stream.lines) / stream_s;
+  steps.update(5);
 
+  steps.set_note("key resolution");
   const auto resolving = measure_authentication(server.app(), key);
+  steps.update(6);
+  steps.finish();
 
   json::object result{{"benchmark", "query"},
                       {"cores", std::thread::hardware_concurrency()},
+                      {"load_generator", "wrk"},
+                      {"wrk_threads", wrk_threads(connections)},
                       {"connections", connections},
-                      {"requests", requests},
+                      {"seconds_per_figure", seconds},
                       {"io_threads", limits.threads},
                       {"write_threads", limits.write_threads},
                       {"page_bytes", page_body.size()},
                       {"readings_page", load_figures(ours)},
-                      {"nginx_static_file", nginx_error.empty() ? json::value(nginx_figures) : json::value(nullptr)},
+                      {"nginx_static_file", nginx_page ? json::value(load_figures(*nginx_page)) : json::value(nullptr)},
+                      {"generator_ceiling", ceiling ? json::value(load_figures(*ceiling)) : json::value(nullptr)},
                       {"stream_readings", stream.lines},
                       {"stream_seconds", stream_s},
                       {"stream_readings_per_s", stream_rate},
                       {"auth_cached_us", resolving.cached_us},
                       {"auth_store_us", resolving.store_us}};
   if (!nginx_error.empty()) result["nginx_error"] = nginx_error;
-  if (!nginx_error.empty() || nginx_figures.empty()) {
-    result["page_vs_nginx_rps"] = nullptr;
-  } else {
-    result["page_vs_nginx_rps"] = ours.per_second() / nginx_figures.at("requests_per_s").as_double();
-  }
+  result["page_vs_nginx_rps"] =
+      nginx_page ? json::value(ours.requests_per_s / nginx_page->requests_per_s) : json::value(nullptr);
+  // Near 1: nginx was held back by the generator, and so is the ratio above.
+  result["nginx_vs_ceiling_rps"] =
+      nginx_page && ceiling ? json::value(nginx_page->requests_per_s / ceiling->requests_per_s) : json::value(nullptr);
   if (as_json) {
     std::printf("%s\n", to_json(result).c_str());
   } else {
-    std::printf("fieldline bench query  (%u cores, %zu connections, %zu requests, %d I/O threads)\n",
-                std::thread::hardware_concurrency(), connections, requests, limits.threads);
+    std::printf(
+        "fieldline bench query  (%u cores, %zu connections, wrk with %zu threads, %zu s per figure, %d I/O threads)\n",
+        std::thread::hardware_concurrency(), connections, wrk_threads(connections), seconds, limits.threads);
     std::printf("  readings page (limit=100, %zu bytes) %10.0f req/s  p50 %.2f ms  p99 %.2f ms (target < 10)\n",
-                page_body.size(), ours.per_second(), ours.percentile_ms(0.5), ours.percentile_ms(0.99));
-    if (nginx_error.empty()) {
+                page_body.size(), ours.requests_per_s, ours.p50_ms, ours.p99_ms);
+    if (nginx_page && ceiling) {
       std::printf("  nginx, static file of the same size  %10.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
-                  nginx_figures.at("requests_per_s").as_double(), nginx_figures.at("p50_ms").as_double(),
-                  nginx_figures.at("p99_ms").as_double());
+                  nginx_page->requests_per_s, nginx_page->p50_ms, nginx_page->p99_ms);
+      std::printf("  generator ceiling (nginx, 3 bytes)   %10.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
+                  ceiling->requests_per_s, ceiling->p50_ms, ceiling->p99_ms);
       std::printf("  page / nginx (req/s)                %11.3f\n", result["page_vs_nginx_rps"].as_double());
+      std::printf("  nginx / generator ceiling           %11.3f   (near 1: the baseline is capped by wrk)\n",
+                  result["nginx_vs_ceiling_rps"].as_double());
     } else {
       std::printf("  nginx baseline unavailable: %s\n", nginx_error.c_str());
     }
@@ -381,7 +520,7 @@ int bench_query(bool as_json, std::size_t requests, std::size_t connections, std
     std::printf("  key -> principal: cache %.2f us, store %.2f us per request (%.1fx)\n", resolving.cached_us,
                 resolving.store_us, resolving.store_us / resolving.cached_us);
   }
-  return ours.failures == 0 && stream.lines == stream_readings ? 0 : 1;
+  return ours.failures() == 0 && stream.lines == stream_readings ? 0 : 1;
 }
 
 }  // namespace
@@ -389,25 +528,27 @@ int bench_query(bool as_json, std::size_t requests, std::size_t connections, std
 void add_pipeline_benchmarks(CLI::App& bench) {
   struct args {
     bool json = false;
-    std::size_t packets = 20'000, connections = 64, requests = 20'000, stream_readings = 300'000, mandates = 1;
+    std::size_t connections = 64, seconds = 5, stream_readings = 300'000, mandates = 1;
   };
   auto a = std::make_shared<args>();
   auto* ingest = bench.add_subcommand("ingest", "Packets over HTTP to queryable readings vs raw RocksDB puts");
   ingest->add_flag("--json", a->json, "Print the figures as one JSON object");
-  ingest->add_option("--packets", a->packets, "Packets to send")->capture_default_str();
+  ingest->add_option("--seconds", a->seconds, "Length of the wrk run (and of the generator-ceiling run)")
+      ->capture_default_str();
   ingest->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
   ingest
       ->add_option("--mandates", a->mandates,
                    "Spread the devices over this many mandates, each with its own parser, and compare with one")
       ->capture_default_str();
-  ingest->callback([a] { std::exit(bench_ingest(a->json, a->packets, a->connections, a->mandates)); });
+  ingest->callback([a] { std::exit(bench_ingest(a->json, a->seconds, a->connections, a->mandates)); });
 
   auto* query = bench.add_subcommand("query", "Readings pages vs nginx serving the same bytes; stream rate");
   query->add_flag("--json", a->json, "Print the figures as one JSON object");
-  query->add_option("--requests", a->requests, "Page requests (and nginx requests)")->capture_default_str();
+  query->add_option("--seconds", a->seconds, "Length of each wrk run (readings page, nginx, generator ceiling)")
+      ->capture_default_str();
   query->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
   query->add_option("--stream-readings", a->stream_readings, "Readings in the streamed device")->capture_default_str();
-  query->callback([a] { std::exit(bench_query(a->json, a->requests, a->connections, a->stream_readings)); });
+  query->callback([a] { std::exit(bench_query(a->json, a->seconds, a->connections, a->stream_readings)); });
 }
 
 }  // namespace fl::cli

@@ -28,6 +28,7 @@
 
 #include "api/cli/bench_rig.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/progress.hpp"
 #include "core/json_out.hpp"
 #include "core/thread_name.hpp"
 
@@ -210,6 +211,8 @@ struct push_phases {
 };
 
 push_phases measure(std::size_t packets, std::size_t connections, std::size_t device_count, std::size_t subscribers) {
+  progress steps("bench push", "steps", 4);
+  steps.set_note("set-up, warm-up");
   bench_server server;
   const auto [mandate, key] = server.tenant();
   const std::string parser(
@@ -264,7 +267,9 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
     return r;
   };
   push_phases out;
+  steps.update(1, "ingest without subscribers");
   out.before = phase(nullptr);
+  steps.update(2, "ingest with " + std::to_string(subscribers) + " subscribers");
   {
     subscriber_set subs;
     // How many sockets follow each device (either stream): every packet is one frame to each, its
@@ -293,7 +298,9 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
     out.with = phase(&subs);
     for (std::size_t i = 0; i < packets; ++i) out.expected_frames += followers[i % device_count];
   }
+  steps.update(3, "ingest without subscribers, again");
   out.after = phase(nullptr);
+  steps.finish();
   return out;
 }
 

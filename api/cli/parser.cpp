@@ -2,6 +2,7 @@
 // sandbox as production (a local worker pool).
 #include <unistd.h>
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -9,11 +10,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <sstream>
 #include <variant>
 
 #include "api/cli/commands.hpp"
 #include "api/cli/junit_report.hpp"
+#include "api/cli/progress.hpp"
 #include "api/cli/replay_device.hpp"
 #include "core/crypto.hpp"
 #include "core/json_in.hpp"
@@ -133,9 +136,20 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
   }
   std::vector<tested_file> tested;
   int total_passed = 0, total_failed = 0;
+  progress tested_files("parser test", "files", files.size());
   for (std::size_t f = 0; f < files.size(); ++f) {
     const auto& file = files[f];
     tested.push_back(pending[f].get());
+    // The report goes to stdout, the count to stderr: on one terminal, the line makes way first.
+    tested_files.clear();
+    struct after_report {
+      progress& p;
+      std::size_t done;
+      ~after_report() {
+        std::fflush(stdout);
+        p.update(done);
+      }
+    } count_it{tested_files, f + 1};
     const auto& report = tested.back().report;
     int passed = 0, failed = 0;
     for (const auto& v : report.vectors) (v.status == "pass" ? passed : failed) += 1;
@@ -186,6 +200,7 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
     for (const auto& w : report.warnings) std::printf("  %s: %s\n", colours.yellow("warning").c_str(), w.c_str());
     std::printf("  %d passed, %d failed\n", passed, failed);
   }
+  tested_files.dismiss();
   if (!junit_file.empty()) {
     std::ofstream out(junit_file, std::ios::binary | std::ios::trunc);
     out << junit_xml(tested, strict);
@@ -291,6 +306,12 @@ int replay_command(const std::string& file, const std::string& packets_file, int
   const std::string source = read_file(file);
   std::ifstream in(packets_file);
   if (!in) throw std::runtime_error("cannot read " + packets_file);
+  // Lines in the file, for the progress line's ETA: one quick pass before the slow one.
+  const auto lines =
+      static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  in.clear();
+  in.seekg(0);
+  progress read_lines("replay", "lines", lines);
   auto pool = make_pool();
   constexpr std::size_t batch_size = 100;
   std::vector<sandbox::packet_input> batch;
@@ -300,7 +321,11 @@ int replay_command(const std::string& file, const std::string& packets_file, int
     if (batch.empty()) return;
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_ms;
-    errors += print_outcomes(batch, pool.parse("replay", {source}, limits, {}, batch));
+    auto outcomes = pool.parse("replay", {source}, limits, {}, batch);
+    read_lines.clear();
+    errors += print_outcomes(batch, outcomes);
+    std::fflush(stdout);
+    read_lines.update(number);
     total += batch.size();
     batch.clear();
   };
@@ -311,6 +336,7 @@ int replay_command(const std::string& file, const std::string& packets_file, int
     if (auto* why = std::get_if<std::string>(&packet)) {
       // Reported in order with the readings, and the run goes on.
       flush();
+      read_lines.clear();
       ++errors;
       std::printf("%s\n", to_json(json::object{{"line", number},
                                                {"error", json::object{{"kind", "bad_packet"}, {"message", *why}}}})
@@ -321,6 +347,7 @@ int replay_command(const std::string& file, const std::string& packets_file, int
     if (batch.size() == batch_size) flush();
   }
   flush();
+  read_lines.dismiss();
   std::fflush(stdout);
   std::fprintf(stderr, "%zu packets, %d errors\n", total, errors);
   return errors == 0 ? 0 : 1;

@@ -8,6 +8,7 @@
 
 #include "api/cli/admin_client.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/progress.hpp"
 #include "core/query.hpp"
 #include "pipeline/reparse.hpp"
 
@@ -45,22 +46,26 @@ int follow(const admin_options& o, const std::string& device) {
   auto job = body_or_exit(started);
   std::printf("reparse %s of device %s started\n", text_of(job, "id").c_str(), device.c_str());
   std::fflush(stdout);
-  std::string last;
+  // Packets parsed so far, with rate and ETA, on stderr; the final state on stdout.
+  progress parsed("reparse", "packets");
   while (true) {
     const auto state = pipeline::parse_reparse_state(text_of(job, "state"));
-    const std::string line = progress_line(job);
-    if (line != last) {
-      std::printf("%s\n", line.c_str());
-      std::fflush(stdout);
-      last = line;
-    }
+    const auto* total = job.is_object() ? job.get_object().if_contains("packets_total") : nullptr;
+    if (total && total->is_int64()) parsed.set_total(static_cast<std::size_t>(total->get_int64()));
+    parsed.update(static_cast<std::size_t>(number_of(job, "packets_done")),
+                  text_of(job, "state") + ", " + std::to_string(number_of(job, "readings_created")) + " readings");
     // From `cleaning` on the new readings are live; the old ones are erased in the background.
     if (state == pipeline::reparse_state::cleaning || state == pipeline::reparse_state::done) {
+      parsed.finish();
+      std::printf("%s\n", progress_line(job).c_str());
       std::printf("done: the new readings are live%s\n",
                   state == pipeline::reparse_state::cleaning ? " (the old ones are erased in the background)" : "");
       return 0;
     }
     if (state == pipeline::reparse_state::failed || !state) {
+      parsed.dismiss();
+      std::printf("%s\n", progress_line(job).c_str());
+      std::fflush(stdout);
       std::fprintf(stderr, "fieldline reparse: %s\n", state ? text_of(job, "error").c_str() : "unknown job state");
       return 1;
     }

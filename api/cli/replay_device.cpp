@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "api/cli/progress.hpp"
 #include "core/json_out.hpp"
 #include "pipeline/parse_limits.hpp"
 #include "pipeline/parse_records.hpp"
@@ -89,6 +90,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
   sandbox::worker_pool pool(std::move(config));
 
   std::size_t total = 0, unchanged = 0, changed = 0, failed = 0, errors = 0;
+  progress replayed("replay", "packets");
   std::vector<sandbox::stored_reading> history;  // newest first, from this replay's own results
   storage::scan_options chunk{.descending = false, .limit = batch_size};
   while (true) {
@@ -107,6 +109,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
     }
     auto outcomes = pool.parse("replay", code, limits, history, inputs);
     total += inputs.size();
+    replayed.clear();
     if (!diff) errors += static_cast<std::size_t>(print(inputs, outcomes));
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       const auto made =
@@ -132,8 +135,11 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
       for (const auto& r : before) std::printf("- %s\n", to_json(r).c_str());
       for (const auto& r : after) std::printf("+ %s\n", to_json(r).c_str());
     }
+    std::fflush(stdout);
+    replayed.update(total);
     if (items->size() < batch_size) break;
   }
+  replayed.dismiss();
   std::fflush(stdout);
   if (diff) {
     std::fprintf(stderr, "%zu packets: %zu unchanged, %zu would change, %zu would fail\n", total, unchanged, changed,

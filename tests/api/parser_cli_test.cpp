@@ -118,6 +118,19 @@ TEST(parser_cli, test_shows_colour_on_a_terminal) {
   EXPECT_EQ(plain.out.find("\x1b[32m"), std::string::npos) << plain.out;
 }
 
+TEST(parser_cli, test_shows_its_progress_on_a_terminal) {
+  // script(1) puts stdout and stderr on one pseudo-terminal: the progress line is drawn in place
+  // after each file and erased before the next report and the summary.
+  std::string cmd = "script -qec '";
+  cmd += FIELDLINE_BINARY;
+  cmd += " parser test " + src("tests/api/data/failing_vector.ex") + " " + src("parsers/library/gas_meter.ex") +
+         "' /dev/null";
+  auto r = run_command(cmd, false);
+  EXPECT_NE(r.out.find("\rparser test: 1 of 2 files (50%), "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\r\x1b[K"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2 files: "), std::string::npos) << r.out;
+}
+
 TEST(parser_cli, test_junit_writes_a_report_that_ci_systems_read) {
   const std::string report = ::testing::TempDir() + "/fieldline-junit.xml";
   auto r = run("parser test --junit " + report + " " + src("tests/api/data/failing_vector.ex") + " " +
