@@ -14,6 +14,7 @@
 #include "api/cli/commands.hpp"
 #include "api/cli/progress.hpp"
 #include "core/json_out.hpp"
+#include "sandbox/child_command.hpp"
 #include "sandbox/worker_pool.hpp"
 
 namespace fl::cli {
@@ -31,22 +32,13 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::string shell_out(const std::string& cmd, int* exit_code = nullptr) {
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + cmd);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe)) out += buf;
-  const int status = ::pclose(pipe);
-  if (exit_code) *exit_code = status;
-  return out;
-}
-
-// Wraps text in single quotes for /bin/sh.
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// Runs a tool (looked up on $PATH unless given as a path) and waits for it: Boost.Process through
+// sandbox/child_command, no shell in between.
+sandbox::command_output run_tool(const std::string& program, const std::vector<std::string>& args) {
+  const auto path =
+      program.find('/') == std::string::npos ? sandbox::find_program(program) : std::optional<std::string>(program);
+  if (!path) throw std::runtime_error(program + " is not installed (scripts/deps installs it)");
+  return sandbox::run_command(*path, args);
 }
 
 double seconds_since(clock::time_point start) {
@@ -92,6 +84,13 @@ std::string consolidated_dir() {
   return (sandbox::default_runtime_ebin().parent_path() / "consolidated").string();
 }
 
+// A plain BEAM with Elixir, the runtime and the consolidated protocols, one scheduler, running `eval`.
+std::string erl_eval(const std::string& ebin, const std::string& eval) {
+  return run_tool("erl", {"-noshell", "-noinput", "+S", "1:1", "-pa", "/usr/lib/elixir/lib/elixir/ebin", "-pa",
+                          "/usr/lib/elixir/lib/logger/ebin", "-pa", ebin, "-pa", consolidated_dir(), "-eval", eval})
+      .output;
+}
+
 // Parses/s of `parser_file` called directly in a loop inside one plain BEAM (no sandbox, no
 // per-packet process, no result conversion): the limit the sandbox is measured against.
 double bare_loop_rate(const std::filesystem::path& parser_file, const parse_case& c, std::size_t iterations) {
@@ -108,11 +107,7 @@ double bare_loop_rate(const std::filesystem::path& parser_file, const parse_case
                            std::to_string(iterations) +
                            "), "
                            "io:format(\"~p~n\", [T]), halt().";
-  const std::string cmd =
-      "erl -noshell -noinput +S 1:1 -pa /usr/lib/elixir/lib/elixir/ebin "
-      "-pa /usr/lib/elixir/lib/logger/ebin -pa " +
-      ebin + " -pa " + consolidated_dir() + " -eval " + shell_quote(eval) + " 2>&1";
-  const std::string out = shell_out(cmd);
+  const std::string out = erl_eval(ebin, eval);
   const double micros = std::stod(out);
   return static_cast<double>(iterations) / (micros / 1e6);
 }
@@ -151,11 +146,7 @@ double in_vm_runtime_rate(const std::filesystem::path& parser_file, const parse_
       "\">>), Meta, 1700000000000000, nil}, "
       "T = 'Elixir.Fieldline.Bench.Runtime':handle_micros(Src, lists:duplicate(100, Packet), " +
       std::to_string(batches) + "), io:format(\"~p~n\", [T]), halt().";
-  const std::string cmd =
-      "erl -noshell -noinput +S 1:1 -pa /usr/lib/elixir/lib/elixir/ebin "
-      "-pa /usr/lib/elixir/lib/logger/ebin -pa " +
-      ebin + " -pa " + consolidated_dir() + " -eval " + shell_quote(eval) + " 2>&1";
-  const std::string out = shell_out(cmd);
+  const std::string out = erl_eval(ebin, eval);
   return static_cast<double>(batches * 100) / (std::stod(out) / 1e6);
 }
 
@@ -246,23 +237,22 @@ int bench_parse(bool as_json, std::size_t packets) {
   char self[4096];
   const auto n = ::readlink("/proc/self/exe", self, sizeof self - 1);
   self[n > 0 ? n : 0] = '\0';
-  std::string all;
-  for (const auto& f : files) all += " " + f;
+  std::vector<std::string> test_args{"parser", "test"};
+  test_args.insert(test_args.end(), files.begin(), files.end());
   steps.set_note("fieldline parser test");
   auto start = clock::now();
-  int code_ours = 0;
-  shell_out(std::string(self) + " parser test" + all + " > /dev/null 2>&1", &code_ours);
+  const int code_ours = run_tool(self, test_args).exit_code;
   const double ours_s = seconds_since(start);
   steps.update(std::size(cases) + 1, "one elixir process per file");
   const auto ebin = sandbox::default_runtime_ebin().string();
   start = clock::now();
   for (const auto& f : files) {
     // What parser authors do today: a fresh `elixir` for each file that compiles it and runs its vectors.
-    shell_out("elixir --erl '-pa " + consolidated_dir() + "' -pa " + ebin +
-              " -e '{:ok, m} = Fieldline.Compiler.load(\"x\", File.read!(hd(System.argv()))); "
-              "r = Fieldline.TestVectors.run(m, %{timeout_ms: 1000, heap_words: 4_000_000}); "
-              "IO.puts(length(r.vectors))' " +
-              f + " > /dev/null 2>&1");
+    (void)run_tool("elixir", {"--erl", "-pa " + consolidated_dir(), "-pa", ebin, "-e",
+                              "{:ok, m} = Fieldline.Compiler.load(\"x\", File.read!(hd(System.argv()))); "
+                              "r = Fieldline.TestVectors.run(m, %{timeout_ms: 1000, heap_words: 4_000_000}); "
+                              "IO.puts(length(r.vectors))",
+                              f});
   }
   const double per_file_s = seconds_since(start);
   steps.update(std::size(cases) + 2);
