@@ -119,9 +119,15 @@ parse_outcome outcome_of(const etf::term& t) {
   const auto* tup = t.as_tuple();
   if (tup && tup->items.size() == 3 && tup->items[0].is_atom("ok") && tup->items[1].as_list()) {
     for (const auto& r : *tup->items[1].as_list()) {
-      // {data, measured_at, location, fields} (Fieldline.Normalize); anything else is no reading.
+      // {data, measured_at, location, fields} (Fieldline.Normalize); anything else is not an
+      // outcome the runtime makes, so the packet's outcome is a protocol error, not fewer readings.
       const auto* fields = r.as_tuple();
-      if (!fields || fields->items.size() != 4) continue;
+      if (!fields || fields->items.size() != 4) {
+        parse_outcome bad;
+        bad.kind = outcome_kind::protocol_error;
+        bad.message = "worker answered with a reading of an unexpected shape";
+        return bad;
+      }
       reading rd;
       rd.data = etf::to_json(fields->items[0]);
       if (!rd.data.is_object()) rd.data = json::object{};

@@ -72,6 +72,19 @@ TEST(host_deadline, a_worker_spinning_at_max_priority_is_killed_and_only_the_cul
   EXPECT_EQ(pool->workers_started(), 2u);
 }
 
+TEST(host_deadline, a_reading_of_another_shape_is_a_protocol_error_not_a_lost_reading) {
+  // A map where the runtime sends {data, measured_at, location, fields}: the packet is charged, not
+  // stored as parsed with its reading silently dropped.
+  auto pool = pool_running(
+      "Send({outcomes, 1, [{ok, [#{<<\"data\">> => #{<<\"forged\">> => true}}], []}, {ok, [], []}], #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].kind, outcome_kind::ok);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_NE(out[1].message.find("unexpected shape"), std::string::npos) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok) << out[2].message;
+}
+
 TEST(host_deadline, a_frame_with_the_wrong_index_is_rejected) {
   auto pool = pool_running("Send({outcomes, 7, [{ok, [#{<<\"data\">> => #{<<\"forged\">> => true}}], []}]}), Loop()");
   const auto out = parse_three(*pool);
