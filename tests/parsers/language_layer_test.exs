@@ -430,3 +430,38 @@ defmodule DispatchAuditTest do
     assert_only(e, Enum.map(fields, &{&1, 0}), [])
   end
 end
+
+defmodule LanguageLayer.TailFrameTest do
+  # The compiler wraps each function's last call in Fieldline.Runtime.returned/1 (so errors keep
+  # their line); the wrapper is the runtime's, not the parser's: written by hand it is refused.
+  use ExUnit.Case, async: true
+
+  defp load(name, body),
+    do: Fieldline.Compiler.load(name, "defmodule Parser do\n  use Platform.Parsing.Behaviour\n" <> body <> "\nend\n")
+
+  test "a parser calling the tail wrapper by name is refused" do
+    assert {:error, [{3, message}]} = load("tailname", "  def parse(_, _), do: Fieldline.Runtime.returned(%{a: 1})")
+    assert message =~ "not available to parsers"
+  end
+
+  test "a parser reaching the tail wrapper through an alias is refused" do
+    assert {:error, [{3, message} | _]} =
+             load("tailalias", "  alias Fieldline.Runtime, as: R\n  def parse(_, _), do: R.returned(1)")
+
+    assert message =~ "not available to parsers"
+  end
+
+  test "a parser capturing the tail wrapper is refused" do
+    assert {:error, [{3, message}]} =
+             load("tailcapture", "  def parse(_, _), do: Enum.map([1], &Fieldline.Runtime.returned/1)")
+
+    assert message =~ "not available to parsers"
+  end
+
+  test "a local function named like the wrapper stays the parser's own and is still checked" do
+    assert {:error, [{4, message}]} =
+             load("taillocal", "  def parse(_, _), do: returned(1)\n  defp returned(x), do: :erlang.halt(x)")
+
+    assert message =~ ":erlang.halt is not allowed"
+  end
+end
