@@ -4,7 +4,6 @@
 #include <boost/json/parse.hpp>
 
 #include "core/json_in.hpp"
-#include "core/thread_name.hpp"
 #include "pipeline/doc_fields.hpp"
 
 namespace fl::drivers {
@@ -32,8 +31,7 @@ driver_host::~driver_host() {
 }
 
 void driver_host::start() {
-  if (thread_.joinable()) return;
-  stopping_ = false;
+  if (thread_.running()) return;
   // Changes from here on are seen by the thread; what is stored now is loaded below. Something in
   // both is handled twice, which every step tolerates (a second dispatch finds the action moved on).
   const std::uint64_t from = feed_.head();
@@ -59,19 +57,17 @@ void driver_host::start() {
       dispatch(action);
     }
   }
-  thread_ = std::thread([this, from] { run(from); });
+  thread_.start([this, from] { run(from); });
 }
 
 void driver_host::stop() {
-  stopping_ = true;  // the thread sees it within one feed wait (0.1 s); the feed itself stays open
-  if (thread_.joinable()) thread_.join();
+  thread_.stop();    // the thread sees it within one feed wait (0.1 s); the feed itself stays open
   running_.clear();  // each connection stops its own threads and sockets
 }
 
 void driver_host::run(std::uint64_t from) {
-  name_this_thread("drivers");
   std::uint64_t next = from;
-  while (!stopping_) {
+  while (!thread_.stopping()) {
     auto got = feed_.read(next, 256, std::chrono::milliseconds(100));
     next = got.next;
     if (got.lost) {
@@ -83,7 +79,7 @@ void driver_host::run(std::uint64_t from) {
         for (const auto& a : *refreshed) dispatch(a);
     }
     for (const auto& c : got.changes) {
-      if (stopping_) return;
+      if (thread_.stopping()) return;
       handle(*c);
     }
   }

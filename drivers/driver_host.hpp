@@ -13,9 +13,9 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <thread>
 #include <utility>
 
+#include "core/service_threads.hpp"
 #include "drivers/catalog.hpp"
 #include "drivers/driver.hpp"
 #include "pipeline/change_feed.hpp"
@@ -53,8 +53,7 @@ class driver_host {
   driver_context ctx_;
   pipeline::change_feed& feed_;
   std::map<instance_key, running> running_;  // only touched by start() and then the host's thread
-  std::atomic<bool> stopping_{false};
-  std::thread thread_;
+  service_threads thread_{"fl-drivers"};     // polls the feed and looks at its stop flag between reads
 };
 
 }  // namespace fl::drivers

@@ -5,10 +5,9 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <thread>
 
 #include "core/crypto.hpp"
-#include "core/thread_name.hpp"
+#include "core/service_threads.hpp"
 #include "drivers/http_post.hpp"
 #include "drivers/lorawan_webhooks.hpp"
 #include "drivers/packet_intake.hpp"
@@ -53,15 +52,10 @@ uuid uplink_packet_id(const uuid& instance, const std::string& dedup_id) {
 class network_server_connection final : public driver_connection {
  public:
   network_server_connection(driver_context& ctx, instance_opts opts) : ctx_(ctx), opts_(std::move(opts)) {
-    thread_ = std::thread([this] { run(); });
+    thread_.start([this] { run(); });
   }
   ~network_server_connection() override {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
+    thread_.stop();
     // Downlinks still queued were never sent: they end errored rather than hanging in executing.
     for (auto& queued : queue_)
       resolve(queued.action, pipeline::action_state::errored, "not_sent", "the driver stopped");
@@ -96,11 +90,10 @@ class network_server_connection final : public driver_connection {
   }
 
   void run() {
-    name_this_thread("downlinks");
     std::unique_lock lock(mutex_);
     while (true) {
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
+      wake_.wait(lock, [&] { return thread_.stopping() || !queue_.empty(); });
+      if (thread_.stopping()) return;
       job next = std::move(queue_.front());
       queue_.pop_front();
       lock.unlock();
@@ -141,8 +134,7 @@ class network_server_connection final : public driver_connection {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<job> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
+  service_threads thread_{"fl-downlinks", mutex_, [this] { wake_.notify_all(); }};
 };
 
 class http_network_server_driver final : public driver {

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "core/json_out.hpp"
-#include "core/thread_name.hpp"
 #include "pipeline/changes.hpp"
 #include "pipeline/parse_records.hpp"
 #include "sandbox/worker_pool.hpp"
@@ -88,8 +87,7 @@ void parse_service::warm_up() {
     if (warm_.now != sandbox_readiness::state::cold) return;
     warm_.now = sandbox_readiness::state::warming;
   }
-  warmer_ = std::thread([this] {
-    name_this_thread("fl-warm");
+  warmer_.start([this] {
     sandbox_readiness outcome{.now = sandbox_readiness::state::ready};
     try {
       pool().probe();
@@ -118,29 +116,18 @@ sandbox_readiness parse_service::sandbox_status() const {
 }
 
 void parse_service::start() {
-  std::lock_guard lock(mutex_);
-  if (!threads_.empty()) return;
-  stopping_ = false;
-  // What was queued before this start (a restart resumes it); entries added meanwhile stay.
-  if (auto loaded = backlog_.load(); !loaded) spdlog::error("parse queue: {}", loaded.error().message);
-  for (std::size_t i = 0; i < config_.threads; ++i)
-    threads_.emplace_back([this] {
-      name_this_thread("fl-parse");
-      run();
-    });
+  if (threads_.running()) return;
+  {
+    std::lock_guard lock(mutex_);
+    // What was queued before this start (a restart resumes it); entries added meanwhile stay.
+    if (auto loaded = backlog_.load(); !loaded) spdlog::error("parse queue: {}", loaded.error().message);
+  }
+  threads_.start([this] { run(); }, config_.threads);
 }
 
 void parse_service::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  idle_.notify_all();
-  gathering_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-  if (warmer_.joinable()) warmer_.join();
+  threads_.stop();
+  warmer_.stop();  // a probe under way finishes first
 }
 
 void parse_service::queued(const storage::pending_parse& p, micros queued_at) {
@@ -206,7 +193,7 @@ void parse_service::run() {
     std::vector<storage::pending_parse> items;
     {
       std::unique_lock lock(mutex_);
-      if (stopping_) return;
+      if (threads_.stopping()) return;
       micros ripe_at = std::numeric_limits<micros>::max();
       const micros now = now_micros();
       // Least recent worker time first; a mandate already on half the threads goes only when no
@@ -230,10 +217,10 @@ void parse_service::run() {
           // that later, so they need not wake us).
           const auto until_ripe = std::chrono::microseconds(std::max<micros>(ripe_at - now_micros(), 1000));
           gathering_.wait_for(lock, std::min<std::chrono::microseconds>(until_ripe, config_.idle_poll),
-                              [&] { return stopping_ || woken_; });
+                              [&] { return threads_.stopping() || woken_; });
         } else {
           ++idle_threads_;
-          idle_.wait_for(lock, config_.idle_poll, [&] { return stopping_ || woken_; });
+          idle_.wait_for(lock, config_.idle_poll, [&] { return threads_.stopping() || woken_; });
           --idle_threads_;
         }
         woken_ = false;
@@ -281,7 +268,7 @@ void parse_service::run() {
     if (!done) {
       spdlog::error("parsing device {}: {}", device.second.str(), done.error().message);
       std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_; });  // back off, retry later
+      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return threads_.stopping(); });  // back off, retry later
     }
   }
 }

@@ -21,9 +21,9 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "core/service_threads.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/fair_share.hpp"
 #include "pipeline/parse_backlog.hpp"
@@ -164,14 +164,18 @@ class parse_service {
   std::condition_variable gathering_;  // threads waiting for queued packets to ripen wait here
   std::size_t idle_threads_ = 0;
   std::set<storage::device_ref> claimed_;
-  bool stopping_ = false;
   bool woken_ = false;
-  std::vector<std::thread> threads_;
   mutable std::mutex warm_mutex_;
   sandbox_readiness warm_;  // guarded by warm_mutex_
   std::condition_variable warmed_;
-  std::thread warmer_;
   parse_metrics metrics_;
+  // Last, so they stop before the members their threads use go (the destructor stops them first).
+  service_threads threads_{"fl-parse", mutex_, [this] {
+                             changed_.notify_all();
+                             idle_.notify_all();
+                             gathering_.notify_all();
+                           }};
+  service_threads warmer_{"fl-warm"};  // one probe of the sandbox at start-up
 };
 
 }  // namespace fl::pipeline

@@ -4,7 +4,6 @@
 
 #include <array>
 
-#include "core/thread_name.hpp"
 #include "pipeline/changes.hpp"
 #include "storage/packets.hpp"
 #include "storage/readings.hpp"
@@ -62,9 +61,8 @@ storage::result<void> reparse_runner::save(const storage::device_ref& device, co
 }
 
 void reparse_runner::start() {
-  std::lock_guard lock(mutex_);
-  if (thread_.joinable()) return;
-  stopping_ = false;
+  if (threads_.running()) return;
+  std::unique_lock lock(mutex_);
   auto all = jobs_.all();
   if (!all) {
     spdlog::error("reparse jobs could not be read: {}", all.error().message);
@@ -79,19 +77,12 @@ void reparse_runner::start() {
       if (!finished(job)) queue_.push_back(device);
     }
   }
-  thread_ = std::thread([this] {
-    name_this_thread("fl-reparse");
-    run();
-  });
+  lock.unlock();
+  threads_.start([this] { run(); });
 }
 
 void reparse_runner::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  threads_.stop();
 }
 
 storage::result<json::object> reparse_runner::request(const storage::device_ref& device) {
@@ -169,8 +160,8 @@ void reparse_runner::run() {
     storage::device_ref device;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
+      changed_.wait_for(lock, std::chrono::seconds(1), [&] { return threads_.stopping() || !queue_.empty(); });
+      if (threads_.stopping()) return;
       if (queue_.empty()) continue;
       device = queue_.front();
       queue_.pop_front();
@@ -201,7 +192,8 @@ void reparse_runner::run() {
       // A job waiting out its grace period comes round again; failures are retried after a pause.
       if (requeue || !done) queue_.push_back(device);
       changed_.notify_all();
-      if (requeue || !done) changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+      if (requeue || !done)
+        changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return threads_.stopping(); });
     }
   }
 }
@@ -223,7 +215,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   while (true) {
     {
       std::lock_guard lock(mutex_);
-      if (stopping_) return {};  // resumed on the next start from the stored progress
+      if (threads_.stopping()) return {};  // resumed on the next start from the stored progress
     }
     storage::scan_options chunk{.descending = false, .limit = config_.batch_size};
     if (job.at("resume_id").is_string())

@@ -17,9 +17,9 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
-#include <thread>
 
 #include "core/metrics.hpp"
+#include "core/service_threads.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/parse_service.hpp"
 #include "storage/reparse_jobs.hpp"
@@ -78,9 +78,8 @@ class reparse_runner {
   std::condition_variable changed_;
   std::deque<storage::device_ref> queue_;
   std::size_t busy_ = 0;
-  bool stopping_ = false;
-  std::thread thread_;
   metrics::counter started_, switched_, failed_, retries_, packets_;
+  service_threads threads_{"fl-reparse", mutex_, [this] { changed_.notify_all(); }};  // last: stops first
 };
 
 }  // namespace fl::pipeline

@@ -4,8 +4,6 @@
 
 #include <chrono>
 
-#include "core/thread_name.hpp"
-
 namespace fl::pipeline {
 
 timer_queue::~timer_queue() {
@@ -13,20 +11,11 @@ timer_queue::~timer_queue() {
 }
 
 void timer_queue::start() {
-  std::lock_guard lock(mutex_);
-  if (thread_.joinable()) return;
-  stopping_ = false;
-  thread_ = std::thread([this] { run(); });
+  threads_.start([this] { run(); });
 }
 
 void timer_queue::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    timers_ = {};
-  }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  threads_.stop([this] { timers_ = {}; });
 }
 
 bool timer_queue::at(micros when, std::function<void()> fn) {
@@ -45,9 +34,8 @@ std::size_t timer_queue::armed() const {
 }
 
 void timer_queue::run() {
-  name_this_thread("timers");
   std::unique_lock lock(mutex_);
-  while (!stopping_) {
+  while (!threads_.stopping()) {
     if (timers_.empty()) {
       changed_.wait(lock);
       continue;

@@ -8,9 +8,9 @@
 #include <functional>
 #include <mutex>
 #include <queue>
-#include <thread>
 #include <vector>
 
+#include "core/service_threads.hpp"
 #include "core/time.hpp"
 
 namespace fl::pipeline {
@@ -43,8 +43,7 @@ class timer_queue {
   std::condition_variable changed_;
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers_;
   std::uint64_t next_seq_ = 0;
-  bool stopping_ = false;
-  std::thread thread_;
+  service_threads threads_{"fl-timers", mutex_, [this] { changed_.notify_all(); }};
 };
 
 }  // namespace fl::pipeline

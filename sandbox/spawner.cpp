@@ -2,30 +2,20 @@
 
 #include <stdexcept>
 
-#include "core/thread_name.hpp"
-
 namespace fl::sandbox {
 
 spawner::spawner() {
-  thread_ = std::thread([this] {
-    name_this_thread("fl-spawner");
-    run();
-  });
+  thread_.start([this] { run(); });
 }
 
 spawner::~spawner() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
+  thread_.stop();  // jobs already queued are run first: their callers are waiting for them
 }
 
 void spawner::run() {
   std::unique_lock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    wake_.wait(lock, [&] { return thread_.stopping() || !jobs_.empty(); });
     if (jobs_.empty()) return;  // stopping, and nothing left to do
     auto job = std::move(jobs_.front());
     jobs_.pop_front();
@@ -40,7 +30,7 @@ std::unique_ptr<worker_process> spawner::spawn(const worker_config& config, cons
   auto result = task.get_future();
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) throw std::runtime_error("sandbox: the worker pool is stopping");
+    if (thread_.stopping()) throw std::runtime_error("sandbox: the worker pool is stopping");
     jobs_.emplace_back([&task] { task(); });
   }
   wake_.notify_one();

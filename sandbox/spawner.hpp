@@ -10,8 +10,8 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <thread>
 
+#include "core/service_threads.hpp"
 #include "sandbox/worker_process.hpp"
 
 namespace fl::sandbox {
@@ -33,8 +33,7 @@ class spawner {
   std::condition_variable wake_;
   // At most one job per caller waiting in spawn(): bounded by the pool's worker cap.
   std::deque<std::function<void()>> jobs_;
-  bool stopping_ = false;
-  std::thread thread_;
+  service_threads thread_{"fl-spawner", mutex_, [this] { wake_.notify_all(); }};
 };
 
 }  // namespace fl::sandbox

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "core/crypto.hpp"
-#include "core/thread_name.hpp"
 #include "sandbox/protocol.hpp"
 
 namespace fl::sandbox {
@@ -136,31 +135,21 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
                              " (build it, or set FIELDLINE_RUNTIME_EBIN)");
   if (config_.max_workers == 0) config_.max_workers = 1;
   config_.worker = runtime_worker_config(config_.runtime_ebin, config_.worker);
-  reaper_ = std::thread([this] {
-    name_this_thread("fl-reaper");
-    reap_loop();
-  });
+  reaper_.start([this] { reap_loop(); });
 }
 
 worker_pool::~worker_pool() {
   std::map<std::string, std::vector<std::unique_ptr<slot>>> idle;
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    idle.swap(idle_);
-  }
-  reaper_wake_.notify_all();
-  available_.notify_all();
-  if (reaper_.joinable()) reaper_.join();
+  reaper_.stop([&] { idle.swap(idle_); });
   // `idle` is destroyed here: each worker is killed and reaped.
 }
 
 void worker_pool::reap_loop() {
   std::unique_lock lock(mutex_);
-  while (!stopping_) {
+  while (!reaper_.stopping()) {
     reaper_wake_.wait_for(lock, std::max<std::chrono::milliseconds>(config_.idle_timeout / 4, std::chrono::seconds(1)),
-                          [&] { return stopping_; });
-    if (stopping_) return;
+                          [&] { return reaper_.stopping(); });
+    if (reaper_.stopping()) return;
     const auto cutoff = clock::now() - config_.idle_timeout;
     std::vector<std::unique_ptr<slot>> expired;
     for (auto it = idle_.begin(); it != idle_.end();) {
@@ -223,7 +212,7 @@ std::unique_ptr<worker_pool::slot> worker_pool::acquire(const std::string& manda
   std::unique_ptr<slot> evicted;
   std::unique_lock lock(mutex_);
   while (true) {
-    if (stopping_) throw std::runtime_error("sandbox: the worker pool is stopping");
+    if (reaper_.stopping()) throw std::runtime_error("sandbox: the worker pool is stopping");
     if (busy_[mandate] < config_.max_workers_per_mandate) {
       if (auto it = idle_.find(mandate); it != idle_.end() && !it->second.empty()) {
         auto s = std::move(it->second.back());
@@ -277,7 +266,7 @@ void worker_pool::release(std::unique_ptr<slot> s, bool healthy) {
     std::lock_guard lock(mutex_);
     if (--busy_[s->mandate] == 0) busy_.erase(s->mandate);
     s->last_used = clock::now();
-    if (healthy && s->process && !stopping_ && s->process->calls < config_.recycle_after_calls) {
+    if (healthy && s->process && !reaper_.stopping() && s->process->calls < config_.recycle_after_calls) {
       auto& slots = idle_[s->mandate];
       slots.push_back(std::move(s));
     } else {

@@ -24,9 +24,9 @@
 #include <set>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "core/service_threads.hpp"
 #include "sandbox/outcome.hpp"
 #include "sandbox/spawner.hpp"
 #include "sandbox/worker_process.hpp"
@@ -123,13 +123,16 @@ class worker_pool {
   std::map<std::string, std::vector<std::unique_ptr<slot>>> idle_;  // by mandate
   std::map<std::string, std::size_t> busy_;                         // by mandate
   std::size_t live_ = 0;                                            // idle + busy + starting
-  bool stopping_ = false;
   std::atomic<std::size_t> started_{0};
   std::atomic<std::size_t> killed_{0};
   std::atomic<std::size_t> failed_{0};  // killed by run_batch (deadline, death, protocol)
   std::size_t waiting_ = 0;             // guarded by mutex_: callers in acquire() waiting for room
   std::atomic<std::uint32_t> next_uid_{0};
-  std::thread reaper_;
+  // Its stop flag is the pool's: acquire() refuses once the pool is stopping.
+  service_threads reaper_{"fl-reaper", mutex_, [this] {
+                            reaper_wake_.notify_all();
+                            available_.notify_all();
+                          }};
   spawner spawner_;  // destroyed after the destructor stopped every idle worker and the reaper
 };
 

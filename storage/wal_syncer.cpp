@@ -4,23 +4,14 @@
 
 #include <optional>
 
-#include "core/thread_name.hpp"
-
 namespace fl::storage {
 
-wal_syncer::wal_syncer(database& db)
-    : db_(db), thread_([this] {
-        name_this_thread("fl-walsync");
-        run();
-      }) {}
+wal_syncer::wal_syncer(database& db) : db_(db) {
+  threads_.start([this] { run(); });
+}
 
 wal_syncer::~wal_syncer() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  pending_.notify_all();
-  thread_.join();
+  threads_.stop();  // the thread finishes the round it has and tells everyone still waiting
 }
 
 void wal_syncer::after_sync(std::function<void(bool)> done) {
@@ -42,7 +33,7 @@ void wal_syncer::commit(write_batch batch, std::function<void(bool)> done) {
 void wal_syncer::run() {
   std::unique_lock lock(mutex_);
   while (true) {
-    pending_.wait(lock, [&] { return stopping_ || !waiting_.empty() || !to_write_.empty(); });
+    pending_.wait(lock, [&] { return threads_.stopping() || !waiting_.empty() || !to_write_.empty(); });
     if (waiting_.empty() && to_write_.empty()) return;  // stopping with nobody waiting
     // Everyone who asked before this fsync starts is covered by it; later askers wait for the next.
     // A round holds at most one request per connection (each waits for its answer), so the

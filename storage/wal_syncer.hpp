@@ -9,10 +9,10 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
-#include <thread>
 #include <utility>
 #include <vector>
 
+#include "core/service_threads.hpp"
 #include "storage/database.hpp"
 
 namespace fl::storage {
@@ -38,8 +38,7 @@ class wal_syncer {
   std::condition_variable pending_;
   std::vector<std::function<void(bool)>> waiting_;
   std::vector<std::pair<write_batch, std::function<void(bool)>>> to_write_;
-  bool stopping_ = false;
-  std::thread thread_;
+  service_threads threads_{"fl-walsync", mutex_, [this] { pending_.notify_all(); }};
 };
 
 }  // namespace fl::storage

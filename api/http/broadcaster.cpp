@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "api/http/websocket_session.hpp"
-#include "core/thread_name.hpp"
 
 namespace fl::api {
 
@@ -15,7 +14,7 @@ using pipeline::change_kind;
 namespace {
 
 constexpr std::size_t read_batch = 1024;
-constexpr std::chrono::milliseconds read_wait{100};  // how often the thread looks at stop_ when idle
+constexpr std::chrono::milliseconds read_wait{100};  // how often the thread looks at the stop flag when idle
 constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_policy = 1008, close_try_again_later = 1013;
 
 }  // namespace
@@ -23,10 +22,9 @@ constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_poli
 broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits, websocket_metrics* counts)
     : feed_(feed), limits_(limits), counts_(counts) {
   const std::uint64_t from = feed_.head();  // sockets see what is published from now on
-  thread_ = std::thread([this, from] {
-    name_this_thread("fl-broadcast");
+  thread_.start([this, from] {
     std::uint64_t next = from;
-    while (!stop_) {
+    while (!thread_.stopping()) {
       auto read = feed_.read(next, read_batch, read_wait);
       if (read.lost) {
         spdlog::warn("websocket fan-out fell behind the change feed; closing every socket so clients resume");
@@ -41,8 +39,7 @@ broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& li
 }
 
 broadcaster::~broadcaster() {
-  stop_ = true;
-  thread_.join();
+  thread_.stop();  // seen within one feed wait
 }
 
 broadcaster::slot::~slot() {

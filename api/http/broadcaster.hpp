@@ -15,13 +15,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "api/http/socket_upgrade.hpp"
 #include "api/telemetry.hpp"
+#include "core/service_threads.hpp"
 #include "pipeline/change_feed.hpp"
 
 namespace fl::api {
@@ -85,8 +85,7 @@ class broadcaster {
   std::map<uuid, std::size_t> reserved_per_mandate_;
   std::map<key, std::vector<std::shared_ptr<websocket_session>>> sessions_;
   bool closing_ = false;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  service_threads thread_{"fl-broadcast"};  // polls the feed (read_wait) and looks at its stop flag between reads
 };
 
 }  // namespace fl::api
