@@ -183,12 +183,12 @@ action_result<json::object> action_service::create(action_create request) {
   std::vector<json::object> overridden;
   if (request.override_pending) {
     // Only this device's pending list is read: a mandate's other actions never hold the lock longer.
-    auto listed = records_.members(list_id(action_list::device_pending), mandate, device);
+    auto listed = records_.members(storage::member_list::device_pending, mandate, device);
     if (!listed) return action_error{action_errc::storage, listed.error()};
     for (const auto& [parent, earlier_id] : *listed) {
       auto earlier = records_.get({record_kind::action, mandate, earlier_id});
       if (!earlier) return action_error{action_errc::storage, earlier.error()};
-      records_.erase_member(batch, list_id(action_list::device_pending), mandate, device, earlier_id);
+      records_.erase_member(batch, storage::member_list::device_pending, mandate, device, earlier_id);
       if (!*earlier || state_of(**earlier) != action_state::pending) continue;
       json::object& e = **earlier;
       e["state"] = action_state_name(action_state::cancelled);
@@ -202,8 +202,8 @@ action_result<json::object> action_service::create(action_create request) {
     }
   }
   records_.put(batch, {record_kind::action, mandate, id}, doc);
-  records_.put_member(batch, list_id(action_list::device_actions), mandate, device, id);
-  records_.put_member(batch, list_id(action_list::device_pending), mandate, device, id);
+  records_.put_member(batch, storage::member_list::device_actions, mandate, device, id);
+  records_.put_member(batch, storage::member_list::device_pending, mandate, device, id);
   if (request.also_write) request.also_write(batch);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
@@ -302,7 +302,7 @@ action_result<json::object> action_service::change_state(const uuid& mandate, co
   auto batch = records_.batch();
   records_.put(batch, {record_kind::action, mandate, id}, *doc);
   if (to && from == action_state::pending)
-    records_.erase_member(batch, list_id(action_list::device_pending), mandate, id_field(*doc, "device_id"), id);
+    records_.erase_member(batch, storage::member_list::device_pending, mandate, id_field(*doc, "device_id"), id);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
   publish(mandate, *doc);
@@ -310,7 +310,7 @@ action_result<json::object> action_service::change_state(const uuid& mandate, co
 }
 
 action_result<std::vector<json::object>> action_service::pending(const uuid& mandate) const {
-  auto listed = records_.members(list_id(action_list::device_pending), mandate);
+  auto listed = records_.members(storage::member_list::device_pending, mandate);
   if (!listed) return action_error{action_errc::storage, listed.error()};
   std::vector<json::object> out;
   for (const auto& [device, id] : *listed) {
@@ -336,14 +336,14 @@ action_result<std::vector<json::object>> action_service::unfinished() const {
 
 storage::result<void> erase_device_actions(const storage::records& records, storage::write_batch& batch,
                                            const uuid& mandate, const uuid& device) {
-  for (auto [list, kind] : {std::pair{action_list::device_actions, record_kind::action},
-                            std::pair{action_list::device_pending, record_kind::action},
-                            std::pair{action_list::device_schedules, record_kind::schedule}}) {
-    auto listed = records.members(list_id(list), mandate, device);
+  for (auto [list, kind] : {std::pair{storage::member_list::device_actions, record_kind::action},
+                            std::pair{storage::member_list::device_pending, record_kind::action},
+                            std::pair{storage::member_list::device_schedules, record_kind::schedule}}) {
+    auto listed = records.members(list, mandate, device);
     if (!listed) return listed.error();
     for (const auto& [parent, id] : *listed) {
       records.erase(batch, {kind, mandate, id});
-      records.erase_member(batch, list_id(list), mandate, parent, id);
+      records.erase_member(batch, list, mandate, parent, id);
     }
   }
   return {};

@@ -26,15 +26,6 @@ enum class action_state : std::uint8_t { pending, executing, executed, errored, 
   return s == action_state::executed || s == action_state::errored || s == action_state::cancelled;
 }
 
-// The membership lists (storage::records::put_member) that keep rules about one device off the
-// mandate's other actions: every action of a device, its pending ones, its schedules. (List 4 is a
-// device's images: pipeline::device_images_list.)
-enum class action_list : std::uint8_t { device_actions = 1, device_pending = 2, device_schedules = 3 };
-
-[[nodiscard]] constexpr std::uint8_t list_id(action_list l) {
-  return static_cast<std::uint8_t>(l);
-}
-
 // An action's (or schedule's) opts as JSON may be at most this long.
 inline constexpr std::size_t max_action_opts_bytes = 32 * 1024;
 

@@ -196,12 +196,12 @@ image_result<json::object> image_service::upload(const image_upload& request) {
     auto still = records_.get({record_kind::device, request.mandate, request.device});
     if (!still) return storage_failed(still.error());
     if (!*still) return failed(image_errc::no_device);
-    auto listed = records_.members(device_images_list, request.mandate, request.device);
+    auto listed = records_.members(storage::member_list::device_images, request.mandate, request.device);
     if (!listed) return storage_failed(listed.error());
     if (listed->size() >= config_.max_per_device) return failed(image_errc::too_many);
     auto batch = records_.batch();
     records_.put(batch, {record_kind::image, request.mandate, id}, doc);
-    records_.put_member(batch, device_images_list, request.mandate, request.device, id);
+    records_.put_member(batch, storage::member_list::device_images, request.mandate, request.device, id);
     if (auto done = records_.commit(batch); !done) return storage_failed(done.error());
     return {};
   }();
@@ -213,7 +213,7 @@ image_result<json::object> image_service::upload(const image_upload& request) {
 }
 
 image_result<std::vector<json::object>> image_service::list(const uuid& mandate, const uuid& device) const {
-  auto listed = records_.members(device_images_list, mandate, device);
+  auto listed = records_.members(storage::member_list::device_images, mandate, device);
   if (!listed) return storage_failed(listed.error());
   std::vector<json::object> out;
   out.reserve(listed->size());
@@ -260,7 +260,7 @@ image_result<json::object> image_service::remove(const uuid& mandate, const uuid
     doc = std::move(*found);
     auto batch = records_.batch();
     records_.erase(batch, {record_kind::image, mandate, image});
-    records_.erase_member(batch, device_images_list, mandate, id_field(doc, "device_id"), image);
+    records_.erase_member(batch, storage::member_list::device_images, mandate, id_field(doc, "device_id"), image);
     if (auto done = records_.commit(batch); !done) return storage_failed(done.error());
   }
   remove_files(mandate, {image});
@@ -269,12 +269,12 @@ image_result<json::object> image_service::remove(const uuid& mandate, const uuid
 
 storage::result<std::vector<uuid>> image_service::erase_device_images(storage::write_batch& batch, const uuid& mandate,
                                                                       const uuid& device) const {
-  auto listed = records_.members(device_images_list, mandate, device);
+  auto listed = records_.members(storage::member_list::device_images, mandate, device);
   if (!listed) return listed.error();
   std::vector<uuid> ids;
   for (const auto& [parent, id] : *listed) {
     records_.erase(batch, {record_kind::image, mandate, id});
-    records_.erase_member(batch, device_images_list, mandate, parent, id);
+    records_.erase_member(batch, storage::member_list::device_images, mandate, parent, id);
     ids.push_back(id);
   }
   return ids;

@@ -25,9 +25,6 @@
 
 namespace fl::pipeline {
 
-// The membership list (storage::records::put_member) of a device's images (lists 1-3 are actions').
-inline constexpr std::uint8_t device_images_list = 4;
-
 struct image_config {
   std::optional<std::filesystem::path> dir;  // nullopt: no image storage, uploads are refused
   std::size_t max_bytes = 10u << 20;         // default 10 MiB per uploaded file

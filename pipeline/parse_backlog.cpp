@@ -17,9 +17,9 @@ void parse_backlog::move_to(device_ref d, device_state& s, place where) {
     quiet_.erase({s.last_queued, d});
   }
   if (s.where == place::ready) {
-    auto& list = ready_.at(d.first);
+    auto& list = ready_.at(d.mandate);
     list.erase(s.at);
-    if (list.empty()) ready_.erase(d.first);
+    if (list.empty()) ready_.erase(d.mandate);
   }
   if (s.where == place::deferred) deferred_.erase({s.deferred_until, d});
   s.where = where;
@@ -28,7 +28,7 @@ void parse_backlog::move_to(device_ref d, device_state& s, place where) {
     quiet_.insert({s.last_queued, d});
   }
   if (where == place::ready) {
-    auto& list = ready_[d.first];
+    auto& list = ready_[d.mandate];
     s.at = list.insert(list.end(), d);
   }
   if (where == place::deferred) deferred_.insert({s.deferred_until, d});
@@ -118,11 +118,12 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
   }
   const device_ref d = *chosen;
   auto& s = devices_.at(d);
-  const std::size_t want = std::clamp<std::size_t>(choose.limit ? choose.limit(d.first) : batch_size_, 1, batch_size_);
+  const std::size_t want =
+      std::clamp<std::size_t>(choose.limit ? choose.limit(d.mandate) : batch_size_, 1, batch_size_);
   std::vector<pending_parse> items;
   if (s.overflow) {
     // One more than a batch tells whether the store still has entries this copy does not.
-    auto stored = store_.of_device(d.first, d.second, want + 1);
+    auto stored = store_.of_device(d.mandate, d.device, want + 1);
     if (!stored) return stored.error();
     const bool more = stored->size() > want;
     if (more) stored->pop_back();
@@ -137,7 +138,7 @@ storage::result<std::vector<pending_parse>> parse_backlog::take(const std::set<d
     auto end = s.entries.begin();
     std::advance(end, std::min(want, s.entries.size()));
     for (auto it = s.entries.begin(); it != end; ++it)
-      items.push_back({d.first, d.second, it->transceived_at, it->packet});
+      items.push_back({d.mandate, d.device, it->transceived_at, it->packet});
     entries_ -= items.size();
     s.entries.erase(s.entries.begin(), end);
   }

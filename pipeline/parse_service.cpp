@@ -237,7 +237,7 @@ void parse_service::run() {
     std::vector<change> added;                       // the readings written
     try {
       storage::readings readings(records_.db());
-      auto generation = readings.generation(device.first, device.second);
+      auto generation = readings.generation(device.mandate, device.device);
       done = generation ? parse_items(device, *generation, items, {}, true, &deferred_until, &not_parsed, &added)
                         : storage::result<void>(generation.error());
     } catch (const std::exception& e) {
@@ -262,11 +262,11 @@ void parse_service::run() {
       if (done && deferred_until > 0) backlog_.defer(items, deferred_until);  // its parser is paused
       if (done && !not_parsed.empty()) backlog_.put_back(not_parsed);
       claimed_.erase(device);
-      if (--claimed_by_mandate_[device.first] == 0) claimed_by_mandate_.erase(device.first);
+      if (--claimed_by_mandate_[device.mandate] == 0) claimed_by_mandate_.erase(device.mandate);
     }
     changed_.notify_all();  // wait_idle, and claim() of a hold waiting for this device
     if (!done) {
-      spdlog::error("parsing device {}: {}", device.second.str(), done.error().message);
+      spdlog::error("parsing device {}: {}", device.device.str(), done.error().message);
       std::unique_lock lock(mutex_);
       changed_.wait_for(lock, std::chrono::seconds(1), [&] { return threads_.stopping(); });  // back off, retry later
     }

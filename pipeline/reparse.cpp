@@ -72,7 +72,7 @@ void reparse_runner::start() {
         // Nobody can be reading the old generation of a server that was not running.
         job["clean_after"] = 0;
         if (auto saved = save(device, job); !saved)
-          spdlog::error("reparse of {}: {}", device.second.str(), saved.error().message);
+          spdlog::error("reparse of {}: {}", device.device.str(), saved.error().message);
       }
       if (!finished(job)) queue_.push_back(device);
     }
@@ -91,21 +91,22 @@ storage::result<json::object> reparse_runner::request(const storage::device_ref&
   if (!current) return current.error();
   if (*current && in_state(**current, reparse_state::running)) return std::move(**current);
   storage::readings readings(records_.db());
-  auto generation = readings.generation(device.first, device.second);
+  auto generation = readings.generation(device.mandate, device.device);
   if (!generation) return generation.error();
   // A previous job's old generation still waiting for its grace period is erased by that job;
   // this one builds on top of the current generation.
   std::int64_t from = *generation;
   if (*current && in_state(**current, reparse_state::cleaning)) {
     auto batch = records_.db().batch();
-    if (auto r = readings.erase_generation(batch, device.first, device.second, int_field(**current, "from_generation"));
+    if (auto r =
+            readings.erase_generation(batch, device.mandate, device.device, int_field(**current, "from_generation"));
         !r)
       return r.error();
     if (auto w = records_.db().write(batch, storage::durability::buffered); !w) return w.error();
   }
   const micros now = now_micros();
   json::object job{{"id", uuid::random().str()},
-                   {"device_id", device.second.str()},
+                   {"device_id", device.device.str()},
                    {"state", reparse_state_name(reparse_state::running)},
                    {"from_generation", from},
                    {"to_generation", from + 1},
@@ -121,7 +122,7 @@ storage::result<json::object> reparse_runner::request(const storage::device_ref&
   // Readings of an abandoned earlier attempt at this generation must not leak into this one.
   {
     auto batch = records_.db().batch();
-    if (auto r = readings.erase_generation(batch, device.first, device.second, from + 1); !r) return r.error();
+    if (auto r = readings.erase_generation(batch, device.mandate, device.device, from + 1); !r) return r.error();
     jobs_.put(batch, device, job);
     if (auto w = records_.db().write(batch, storage::durability::synced); !w) return w.error();
   }
@@ -184,7 +185,7 @@ void reparse_runner::run() {
     }
     if (!done) {
       retries_.add();
-      spdlog::error("reparse of {}: {} (retried)", device.second.str(), done.error().message);
+      spdlog::error("reparse of {}: {} (retried)", device.device.str(), done.error().message);
     }
     {
       std::unique_lock lock(mutex_);
@@ -207,7 +208,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   if (const auto* counted = job.if_contains("packets_total"); !counted || !counted->is_int64()) {
     // Counted once, before the first batch (packets arriving during the job are parsed too, so
     // packets_done may pass it).
-    auto total = packets.count(device.first, device.second);
+    auto total = packets.count(device.mandate, device.device);
     if (!total) return total.error();
     job["packets_total"] = static_cast<std::int64_t>(*total);
     if (auto saved = save(device, job); !saved) return saved;
@@ -220,11 +221,11 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
     storage::scan_options chunk{.descending = false, .limit = config_.batch_size};
     if (job.at("resume_id").is_string())
       chunk.after = std::pair{int_field(job, "resume_t"), *uuid::parse(job.at("resume_id").as_string())};
-    auto items = packets.page(device.first, device.second, chunk);
+    auto items = packets.page(device.mandate, device.device, chunk);
     if (!items) return items.error();
     if (items->empty()) break;
     std::vector<storage::pending_parse> batch;
-    for (const auto& item : *items) batch.push_back({device.first, device.second, item.t, item.id});
+    for (const auto& item : *items) batch.push_back({device.mandate, device.device, item.t, item.id});
     json::object next = job;
     next["packets_done"] = int_field(job, "packets_done") + static_cast<std::int64_t>(items->size());
     next["resume_t"] = items->back().t;
@@ -240,7 +241,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   }
   // The switch: one synced write makes the new generation the device's readings.
   auto lock = records_.writer();
-  auto present = records_.get({storage::record_kind::device, device.first, device.second});
+  auto present = records_.get({storage::record_kind::device, device.mandate, device.device});
   if (!present) return present.error();
   auto batch = records_.db().batch();
   const micros now = now_micros();
@@ -249,7 +250,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
     job["error"] = "the device was deleted during the reparse";
     job["finished_at"] = format_iso(now);
   } else {
-    storage::readings(records_.db()).set_generation(batch, device.first, device.second, target);
+    storage::readings(records_.db()).set_generation(batch, device.mandate, device.device, target);
     set_state(job, reparse_state::cleaning);
     job["switched_at"] = format_iso(now);
     job["clean_after"] = now + std::chrono::duration_cast<std::chrono::microseconds>(config_.clean_grace).count();
@@ -257,14 +258,14 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
   jobs_.put(batch, device, job);
   if (auto switched = records_.db().write(batch, storage::durability::synced); !switched) return switched;
   (*present ? switched_ : failed_).add();
-  if (*present) feed_.publish(device_change(change_kind::readings_replaced, device.first, **present, device.second));
+  if (*present) feed_.publish(device_change(change_kind::readings_replaced, device.mandate, **present, device.device));
   return {};
 }
 
 storage::result<void> reparse_runner::clean(const storage::device_ref& device, json::object& job) {
   auto batch = records_.db().batch();
   if (auto r = storage::readings(records_.db())
-                   .erase_generation(batch, device.first, device.second, int_field(job, "from_generation"));
+                   .erase_generation(batch, device.mandate, device.device, int_field(job, "from_generation"));
       !r)
     return r;
   set_state(job, reparse_state::done);

@@ -94,7 +94,7 @@ action_result<json::object> schedule_service::create(schedule_create request) {
         {"schedule", "the mandate has reached its limit of " + std::to_string(max_per_mandate_) + " schedules"}}};
   auto batch = records_.batch();
   records_.put(batch, {record_kind::schedule, mandate, id}, doc);
-  records_.put_member(batch, list_id(action_list::device_schedules), mandate, id_field(doc, "device_id"), id);
+  records_.put_member(batch, storage::member_list::device_schedules, mandate, id_field(doc, "device_id"), id);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   writer.unlock();
   arm(mandate, id, *first);
@@ -125,7 +125,7 @@ action_result<json::object> schedule_service::remove(const uuid& mandate, const 
   if (!doc) return doc;
   auto batch = records_.batch();
   records_.erase(batch, {record_kind::schedule, mandate, id});
-  records_.erase_member(batch, list_id(action_list::device_schedules), mandate, id_field(*doc, "device_id"), id);
+  records_.erase_member(batch, storage::member_list::device_schedules, mandate, id_field(*doc, "device_id"), id);
   if (auto done = records_.commit(batch); !done) return action_error{action_errc::storage, done.error()};
   return doc;  // its timer finds the schedule gone and does nothing
 }
@@ -184,7 +184,7 @@ void schedule_service::fire(const uuid& mandate, const uuid& id, micros due) {
       records_.put(batch, {record_kind::schedule, mandate, id}, updated);
     } else {
       records_.erase(batch, {record_kind::schedule, mandate, id});  // one-off, or a cron that never fires again
-      records_.erase_member(batch, list_id(action_list::device_schedules), mandate, id_field(updated, "device_id"), id);
+      records_.erase_member(batch, storage::member_list::device_schedules, mandate, id_field(updated, "device_id"), id);
     }
   };
   auto created = actions_.create(std::move(request));
@@ -203,7 +203,7 @@ void schedule_service::fire(const uuid& mandate, const uuid& id, micros due) {
       records_.put(batch, {record_kind::schedule, mandate, id}, updated);
     } else {
       records_.erase(batch, {record_kind::schedule, mandate, id});
-      records_.erase_member(batch, list_id(action_list::device_schedules), mandate, id_field(updated, "device_id"), id);
+      records_.erase_member(batch, storage::member_list::device_schedules, mandate, id_field(updated, "device_id"), id);
     }
     if (auto done = records_.commit(batch); !done) {
       spdlog::error("schedule {}: its next firing could not be stored: {}", id.str(), done.error().message);

@@ -1,5 +1,6 @@
 #pragma once
-// Every RocksDB column family, declared once: its name and how its keys are laid out.
+// Every RocksDB column family, declared once: its name and how its keys are laid out. The kind
+// bytes inside each family are declared in key_layout.hpp.
 // Keys are big-endian binary, so byte order is the order we want to iterate in.
 #include <array>
 #include <cstddef>
@@ -14,7 +15,7 @@ enum class family : std::uint8_t {
   packets,   // mandate(16) | device(16) | transceived_at(8) | packet id(16)            (issue 4)
   readings,  // mandate(16) | device(16) | measured_at(8) | reading id(16)             (issue 4)
   jobs,      // persistent jobs such as reparse: mandate(16) | job id(16)               (issue 4)
-  counters,  // usage counters: mandate(16) | counter kind(1) | bucket(4) -> int64, summed by merges (issue 11)
+  counters,  // usage counters: mandate(16) | counter kind(1) | bucket(8) -> int64, summed by merges (issue 11)
 };
 
 struct family_spec {

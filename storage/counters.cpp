@@ -7,7 +7,7 @@ namespace fl::storage {
 namespace {
 
 std::string prefix(const uuid& mandate, counter_kind kind) {
-  return key_builder().id(mandate).byte(static_cast<std::uint8_t>(kind)).take();
+  return key_builder().id(mandate).byte(byte_of(kind)).take();
 }
 
 micros bucket_of(micros at) {
@@ -17,8 +17,7 @@ micros bucket_of(micros at) {
 }  // namespace
 
 void counters::add(write_batch& batch, const uuid& mandate, counter_kind kind, micros at, std::int64_t n) const {
-  batch.add(family::counters, key_builder().id(mandate).byte(static_cast<std::uint8_t>(kind)).i64(bucket_of(at)).str(),
-            n);
+  batch.add(family::counters, key_builder().id(mandate).byte(byte_of(kind)).i64(bucket_of(at)).str(), n);
 }
 
 result<std::vector<counted_bucket>> counters::since(const uuid& mandate, counter_kind kind, micros from) const {

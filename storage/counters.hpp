@@ -12,13 +12,9 @@
 #include "core/ids.hpp"
 #include "core/time.hpp"
 #include "storage/database.hpp"
+#include "storage/key_layout.hpp"
 
 namespace fl::storage {
-
-enum class counter_kind : std::uint8_t {
-  packets = 1,          // packets accepted (by their inserted_at)
-  created_devices = 2,  // devices created (deleting one does not take it back)
-};
 
 inline constexpr micros counter_bucket = 15LL * 60 * micros_per_second;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "storage/engine_stats.hpp"
+#include "storage/layout_upgrade.hpp"
 
 namespace fl::storage {
 
@@ -244,7 +245,11 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   // handles[0] is the default family, which we do not use; keep ours in enum order.
   raw->DestroyColumnFamilyHandle(handles[0]);
   state->handles.assign(handles.begin() + 1, handles.end());
-  return std::unique_ptr<database>(new database(std::move(state)));
+  std::unique_ptr<database> db(new database(std::move(state)));
+  // The one place this file knows what keys mean: an older key layout is brought up to date
+  // before anyone reads (layout_upgrade.hpp).
+  if (auto upgraded = upgrade_layout(*db, options.read_only); !upgraded) return upgraded.error();
+  return db;
 }
 
 result<std::optional<std::string>> database::get(family f, std::string_view key) const {

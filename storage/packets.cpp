@@ -2,13 +2,14 @@
 
 #include "core/json_out.hpp"
 #include "storage/key_codec.hpp"
+#include "storage/key_layout.hpp"
 
 namespace fl::storage {
 
 namespace {
 
-constexpr std::uint8_t packet_index = 3;       // index kinds 1 and 2 are slugs and key hashes (records.cpp)
-constexpr std::uint8_t by_inserted_index = 8;  // 4..7 are the readings' (readings.cpp)
+constexpr std::uint8_t packet_index = byte_of(index_kind::packet);
+constexpr std::uint8_t by_inserted_index = byte_of(index_kind::packets_by_inserted);
 
 std::string packet_key(const uuid& mandate, const uuid& id, const packet_location& at) {
   return key_builder{}.id(mandate).id(at.device).i64(at.transceived_at).id(id).take();

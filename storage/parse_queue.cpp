@@ -1,12 +1,13 @@
 #include "storage/parse_queue.hpp"
 
 #include "storage/key_codec.hpp"
+#include "storage/key_layout.hpp"
 
 namespace fl::storage {
 
 namespace {
 
-constexpr std::uint8_t pending_kind = 1;
+constexpr std::uint8_t pending_kind = byte_of(job_kind::parse_pending);
 constexpr std::size_t entry_size = 16 + 1 + 16 + 8 + 16;
 
 std::string device_prefix(const uuid& mandate, const uuid& device) {

@@ -23,7 +23,12 @@ struct pending_parse {
   bool operator==(const pending_parse&) const = default;
 };
 
-using device_ref = std::pair<uuid, uuid>;  // (mandate, device)
+// A device of a mandate: the unit the parse and reparse services schedule, claim and hold.
+struct device_ref {
+  uuid mandate;
+  uuid device;
+  auto operator<=>(const device_ref&) const = default;
+};
 
 class parse_queue {
  public:

@@ -2,16 +2,16 @@
 
 #include "core/json_out.hpp"
 #include "storage/key_codec.hpp"
+#include "storage/key_layout.hpp"
 
 namespace fl::storage {
 
 namespace {
 
-// Index kinds 1..3 are slugs, key hashes (records.cpp) and packet ids (packets.cpp).
-constexpr std::uint8_t by_inserted_index = 4;
-constexpr std::uint8_t of_packet_index = 5;
-constexpr std::uint8_t generation_index = 6;
-constexpr std::uint8_t by_id_index = 7;
+constexpr std::uint8_t by_inserted_index = byte_of(index_kind::readings_by_inserted);
+constexpr std::uint8_t of_packet_index = byte_of(index_kind::readings_of_packet);
+constexpr std::uint8_t generation_index = byte_of(index_kind::readings_generation);
+constexpr std::uint8_t by_id_index = byte_of(index_kind::reading_by_id);
 
 std::string generation_prefix(const uuid& mandate, const uuid& device, std::int64_t generation) {
   return key_builder{}.id(mandate).id(device).i64(generation).take();

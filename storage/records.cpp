@@ -10,27 +10,20 @@ namespace fl::storage {
 
 namespace {
 
-enum class index_kind : std::uint8_t { slug = 1, key_hash = 2, member = 3 };
-
 std::string record_key(const record_address& at) {
   key_builder k;
-  k.id(at.mandate).byte(static_cast<std::uint8_t>(at.kind));
+  k.id(at.mandate).byte(byte_of(at.kind));
   if (is_nested(at.kind)) k.id(at.parent);
   k.id(at.id);
   return k.take();
 }
 
 std::string slug_key(record_kind kind, const uuid& mandate, std::string_view slug) {
-  return key_builder{}
-      .id(mandate)
-      .byte(static_cast<std::uint8_t>(index_kind::slug))
-      .byte(static_cast<std::uint8_t>(kind))
-      .bytes(slug)
-      .take();
+  return key_builder{}.id(mandate).byte(byte_of(index_kind::slug)).byte(byte_of(kind)).bytes(slug).take();
 }
 
 std::string key_hash_key(std::string_view hash) {
-  return key_builder{}.id(uuid::nil()).byte(static_cast<std::uint8_t>(index_kind::key_hash)).bytes(hash).take();
+  return key_builder{}.id(uuid::nil()).byte(byte_of(index_kind::key_hash)).bytes(hash).take();
 }
 
 result<boost::json::object> decode(std::string_view text) {
@@ -54,7 +47,7 @@ result<std::optional<boost::json::object>> records::get(const record_address& at
 result<std::vector<boost::json::object>> records::list(record_kind kind, const uuid& mandate,
                                                        const uuid& parent) const {
   key_builder prefix;
-  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
+  prefix.id(mandate).byte(byte_of(kind));
   if (is_nested(kind) && !parent.is_nil()) prefix.id(parent);
   std::vector<boost::json::object> out;
   std::optional<error> failure;
@@ -75,9 +68,8 @@ result<std::vector<boost::json::object>> records::list(record_kind kind, const u
 result<void> records::walk(record_kind kind, const uuid& mandate, const std::optional<uuid>& after, bool newest_first,
                            const record_visitor& visit) const {
   key_builder prefix;
-  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
-  const std::string start =
-      after ? key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(kind)).id(*after).take() : std::string();
+  prefix.id(mandate).byte(byte_of(kind));
+  const std::string start = after ? key_builder{}.id(mandate).byte(byte_of(kind)).id(*after).take() : std::string();
   std::optional<error> failure;
   auto each = [&](std::string_view key, std::string_view value) {
     if (after && key == start) return true;  // `after` itself is not part of the walk
@@ -98,7 +90,7 @@ result<void> records::walk(record_kind kind, const uuid& mandate, const std::opt
 
 result<std::size_t> records::count(record_kind kind, const uuid& mandate) const {
   key_builder prefix;
-  prefix.id(mandate).byte(static_cast<std::uint8_t>(kind));
+  prefix.id(mandate).byte(byte_of(kind));
   std::size_t n = 0;
   auto scanned = db_.scan(family::meta, prefix.str(), [&](std::string_view, std::string_view) {
     ++n;
@@ -144,25 +136,25 @@ void records::erase_slug(write_batch& batch, record_kind kind, const uuid& manda
 
 namespace {
 
-key_builder member_prefix(std::uint8_t list, const uuid& mandate) {
+key_builder member_prefix(member_list list, const uuid& mandate) {
   key_builder k;
-  k.id(mandate).byte(static_cast<std::uint8_t>(index_kind::member)).byte(list);
+  k.id(mandate).byte(byte_of(index_kind::member)).byte(byte_of(list));
   return k;
 }
 
 }  // namespace
 
-void records::put_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+void records::put_member(write_batch& batch, member_list list, const uuid& mandate, const uuid& parent,
                          const uuid& id) const {
   batch.put(family::index, member_prefix(list, mandate).id(parent).id(id).take(), "");
 }
 
-void records::erase_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+void records::erase_member(write_batch& batch, member_list list, const uuid& mandate, const uuid& parent,
                            const uuid& id) const {
   batch.erase(family::index, member_prefix(list, mandate).id(parent).id(id).take());
 }
 
-result<std::vector<std::pair<uuid, uuid>>> records::members(std::uint8_t list, const uuid& mandate,
+result<std::vector<std::pair<uuid, uuid>>> records::members(member_list list, const uuid& mandate,
                                                             const uuid& parent) const {
   auto prefix = member_prefix(list, mandate);
   if (!parent.is_nil()) prefix.id(parent);
@@ -187,9 +179,7 @@ void records::erase_key_hash(write_batch& batch, std::string_view hash) const {
 }
 
 void records::erase_device_data(write_batch& batch, const uuid& mandate, const uuid& device) const {
-  batch.erase_prefix(
-      family::meta,
-      key_builder{}.id(mandate).byte(static_cast<std::uint8_t>(record_kind::interface)).id(device).take());
+  batch.erase_prefix(family::meta, key_builder{}.id(mandate).byte(byte_of(record_kind::interface)).id(device).take());
   const std::string device_prefix = key_builder{}.id(mandate).id(device).take();
   batch.erase_prefix(family::packets, device_prefix);
 }

@@ -22,23 +22,9 @@
 
 #include "core/ids.hpp"
 #include "storage/database.hpp"
+#include "storage/key_layout.hpp"
 
 namespace fl::storage {
-
-enum class record_kind : std::uint8_t {
-  mandate = 1,
-  api_key = 2,
-  folder = 3,
-  device = 4,
-  interface = 5,  // nested under a device
-  driver_instance = 6,
-  group = 7,
-  parser = 8,
-  profile = 9,
-  action = 10,
-  schedule = 11,
-  image = 12,  // one per uploaded image, under the mandate; its files live in the image directory
-};
 
 [[nodiscard]] constexpr bool is_nested(record_kind k) {
   return k == record_kind::interface;
@@ -86,11 +72,11 @@ class records {
   // Membership lists (a device's actions, its pending actions, its schedules, its images) so that a rule about
   // one device reads only that device's entries, never the whole mandate:
   //   index: mandate(16) | member_index(1) | list(1) | parent(16) | id(16) -> ""
-  void put_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent, const uuid& id) const;
-  void erase_member(write_batch& batch, std::uint8_t list, const uuid& mandate, const uuid& parent,
+  void put_member(write_batch& batch, member_list list, const uuid& mandate, const uuid& parent, const uuid& id) const;
+  void erase_member(write_batch& batch, member_list list, const uuid& mandate, const uuid& parent,
                     const uuid& id) const;
   // (parent, id) of the list's members, of one parent or (nil) of all.
-  [[nodiscard]] result<std::vector<std::pair<uuid, uuid>>> members(std::uint8_t list, const uuid& mandate,
+  [[nodiscard]] result<std::vector<std::pair<uuid, uuid>>> members(member_list list, const uuid& mandate,
                                                                    const uuid& parent = uuid::nil()) const;
   void put_key_hash(write_batch& batch, std::string_view hash, const key_owner& owner) const;
   void erase_key_hash(write_batch& batch, std::string_view hash) const;

@@ -2,17 +2,18 @@
 
 #include "core/json_out.hpp"
 #include "storage/key_codec.hpp"
+#include "storage/key_layout.hpp"
 #include "storage/ordered_scan.hpp"
 
 namespace fl::storage {
 
 namespace {
 
-constexpr std::uint8_t reparse_kind = 2;  // kind 1 is the parse queue
+constexpr std::uint8_t reparse_kind = byte_of(job_kind::reparse);
 constexpr std::size_t key_size = 16 + 1 + 16;
 
 std::string job_key(const device_ref& d) {
-  return key_builder{}.id(d.first).byte(reparse_kind).id(d.second).take();
+  return key_builder{}.id(d.mandate).byte(reparse_kind).id(d.device).take();
 }
 
 }  // namespace

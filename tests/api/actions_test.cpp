@@ -475,7 +475,7 @@ TEST_F(actions, the_pending_list_follows_the_states) {
   const auto mandate = *uuid::parse(mandate_);
   const auto device = *uuid::parse(d2);
   auto pending = [&] {
-    auto m = records_->members(pipeline::list_id(pipeline::action_list::device_pending), mandate, device);
+    auto m = records_->members(storage::member_list::device_pending, mandate, device);
     return m ? m->size() : 999u;
   };
   const std::string a = create_packet_action(d2).id();
@@ -504,9 +504,9 @@ TEST_F(actions, deleting_a_device_leaves_none_of_its_list_entries) {
                 .status,
             201);
   ASSERT_EQ(call("DELETE", "/api/v1/devices/" + device_, key_).status, 200);
-  for (auto list : {pipeline::action_list::device_actions, pipeline::action_list::device_pending,
-                    pipeline::action_list::device_schedules}) {
-    auto m = records_->members(pipeline::list_id(list), *uuid::parse(mandate_));
+  for (auto list : {storage::member_list::device_actions, storage::member_list::device_pending,
+                    storage::member_list::device_schedules}) {
+    auto m = records_->members(list, *uuid::parse(mandate_));
     ASSERT_TRUE(m);
     EXPECT_TRUE(m->empty()) << static_cast<int>(list);
   }
