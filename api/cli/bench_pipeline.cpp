@@ -7,7 +7,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
 
@@ -15,6 +14,7 @@
 #include <boost/json.hpp>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <thread>
 
@@ -28,6 +28,8 @@
 #include "core/json_out.hpp"
 #include "core/thread_name.hpp"
 #include "pipeline/parse_records.hpp"
+#include "sandbox/child_command.hpp"
+#include "sandbox/child_process.hpp"
 #include "storage/key_codec.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
@@ -74,8 +76,8 @@ bool accepts(std::uint16_t port) {
 // ceiling) on loopback; stopped on destruction.
 struct nginx_process {
   scratch_dir dir;
-  pid_t pid = -1;
   std::uint16_t port = 0;
+  std::unique_ptr<sandbox::child_process> process;
   explicit nginx_process(const std::string& body) {
     std::filesystem::create_directories(dir.path / "www");
     std::filesystem::permissions(dir.path, std::filesystem::perms::all, std::filesystem::perm_options::add);
@@ -89,25 +91,25 @@ struct nginx_process {
         << "http { access_log off; keepalive_requests 1000000; client_body_temp_path " << dir.path.string() << ";\n"
         << "  server { listen 127.0.0.1:" << port << "; root " << (dir.path / "www").string() << ";\n"
         << "    location / { default_type application/json; } } }\n";
-    pid = ::fork();
-    if (pid == 0) {
-      ::execlp("nginx", "nginx", "-c", (dir.path / "nginx.conf").c_str(), "-p", dir.path.c_str(),
-               static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    const auto nginx = sandbox::find_program("nginx");
+    if (!nginx) throw std::runtime_error("nginx is not installed (scripts/deps installs it)");
+    process = std::make_unique<sandbox::child_process>(
+        sandbox::child_spec{.program = *nginx,
+                            .args = {"-c", (dir.path / "nginx.conf").string(), "-p", dir.path.string()},
+                            .out = sandbox::child_output::file,
+                            .err = sandbox::child_output::file,
+                            .output_file = dir.path / "nginx.out"});
     const auto deadline = clock::now() + std::chrono::seconds(10);
     while (!accepts(port)) {
-      if (clock::now() > deadline || ::waitpid(pid, nullptr, WNOHANG) == pid) {
-        pid = -1;
+      if (clock::now() > deadline || process->exited())
         throw std::runtime_error("nginx did not start (see " + (dir.path / "error.log").string() + ")");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition: nginx says nothing when ready
     }
   }
   ~nginx_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGQUIT);
-      ::waitpid(pid, nullptr, 0);
+    if (process && !process->exited()) {
+      process->signal(SIGQUIT);  // graceful: its workers finish and it removes its pid file
+      process->wait();
     }
   }
   nginx_process(const nginx_process&) = delete;

@@ -110,9 +110,7 @@ TEST(action_crash, acknowledged_actions_and_schedules_survive_kill_9) {
   });
   wait_for(actions.count, 50);
   wait_for(schedules.count, 50);
-  ::kill(server->pid, SIGKILL);
-  ::waitpid(server->pid, nullptr, 0);
-  server->pid = -1;
+  server->crash();
   actions.thread.join();
   schedules.thread.join();
   ASSERT_GE(actions.ids.size(), 50u);
@@ -155,9 +153,7 @@ TEST(action_crash, acknowledged_webhook_uplinks_survive_kill_9) {
     return r.status == 200 ? dedup : std::string();
   });
   wait_for(uplinks.count, 100);
-  ::kill(server->pid, SIGKILL);
-  ::waitpid(server->pid, nullptr, 0);
-  server->pid = -1;
+  server->crash();
   uplinks.thread.join();
   ASSERT_GE(uplinks.ids.size(), 100u);
 

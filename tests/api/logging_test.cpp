@@ -1,15 +1,13 @@
 // Logs: one line per request (route template, status, duration, mandate, key id; never the key),
 // JSON lines for log shippers (`serve --log-format json`), and the level changed at run time.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <fstream>
 
 #include "api/http/client.hpp"
 #include "api/logging.hpp"
+#include "sandbox/child_process.hpp"
 #include "support/log_capture.hpp"
 #include "support/socket_fixture.hpp"
 #include "support/temp_dir.hpp"
@@ -116,29 +114,13 @@ TEST_F(logging, the_level_changes_at_run_time_for_superadmin_keys_only) {
 TEST(serve_logs, log_format_json_makes_every_line_a_json_object) {
   temp_dir dir;
   const auto err_path = dir.path() / "stderr.log";
-  int out[2];
-  ASSERT_EQ(::pipe(out), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(err, STDERR_FILENO);
-    ::close(out[0]);
-    ::close(out[1]);
-    const std::string data = (dir.path() / "data").string();
-    std::vector<std::string> args{FIELDLINE_BINARY, "serve",       "--data",       data,
-                                  "--listen",       "127.0.0.1:0", "--log-format", "json"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(FIELDLINE_BINARY, argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  ::close(out[0]);
+  sandbox::child_process server(
+      {.program = FIELDLINE_BINARY,
+       .args = {"serve", "--data", (dir.path() / "data").string(), "--listen", "127.0.0.1:0", "--log-format", "json"},
+       .out = sandbox::child_output::pipe,
+       .err = sandbox::child_output::file,
+       .output_file = err_path});
+  const std::string line = server.read_line(std::chrono::minutes(2)).value_or("");
   const auto at = line.find("://127.0.0.1:");
   std::uint16_t port = 0;
   if (at != std::string::npos) port = static_cast<std::uint16_t>(std::stoi(line.substr(at + 13)));
@@ -147,11 +129,10 @@ TEST(serve_logs, log_format_json_makes_every_line_a_json_object) {
     EXPECT_EQ(client.request("GET", "/metrics").status, 200);
     EXPECT_EQ(client.request("GET", "/api/v1/devices", {}, {{"x-api-key", "wrong"}}).status, 401);
   }
-  ::kill(pid, SIGTERM);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  server.signal(SIGTERM);
+  const int exit_code = server.wait();
   ASSERT_NE(port, 0) << line;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(exit_code, 0);
 
   std::ifstream in(err_path);
   std::vector<std::string> lines;
@@ -171,9 +152,14 @@ TEST(serve_logs, log_format_json_makes_every_line_a_json_object) {
 
 TEST(serve_logs, an_unknown_log_format_is_refused) {
   temp_dir dir;
-  const std::string command = std::string(FIELDLINE_BINARY) + " serve --data " + (dir.path() / "d").string() +
-                              " --listen 127.0.0.1:0 --log-format xml >/dev/null 2>&1";
-  EXPECT_NE(std::system(command.c_str()), 0);
+  sandbox::child_process serve(
+      {.program = FIELDLINE_BINARY,
+       .args = {"serve", "--data", (dir.path() / "d").string(), "--listen", "127.0.0.1:0", "--log-format", "xml"},
+       .out = sandbox::child_output::discard,
+       .err = sandbox::child_output::pipe});
+  const std::string errors = serve.read_errors();
+  EXPECT_NE(serve.wait(), 0) << errors;
+  EXPECT_NE(errors.find("xml"), std::string::npos) << errors;
 }
 
 }  // namespace fl::testing

@@ -483,9 +483,7 @@ TEST(mqtt_driver_crash, messages_the_broker_accepted_are_stored_after_a_kill_9_a
         return before_kill >= 20;
       },
       std::chrono::seconds(30));
-  ::kill(server->pid, SIGKILL);
-  ::waitpid(server->pid, nullptr, 0);
-  server->pid = -1;
+  server->crash();
   publisher.join();
   ASSERT_TRUE(flowing);
   ASSERT_EQ(acked.size(), 600u) << "the broker refused some of the device's messages";

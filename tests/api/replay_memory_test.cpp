@@ -45,11 +45,11 @@ TEST(replay_memory, abandoned_replays_of_large_packets_do_not_grow_the_server) {
     EXPECT_EQ(c.read_bytes(4096, 10s).size(), 4096u);  // the replay is under way
   };
   abandon_a_replay();  // the first one warms the block cache and the allocator
-  const long baseline = resident_kib(server->pid);
+  const long baseline = resident_kib(server->pid());
   long peak = baseline;
   for (int round = 0; round < 20; ++round) {
     abandon_a_replay();
-    peak = std::max(peak, resident_kib(server->pid));
+    peak = std::max(peak, resident_kib(server->pid()));
   }
   // Unbounded, each abandoned replay kept ~9 MB (and a replay step held 100 items of 800 kB).
   EXPECT_LT(peak - baseline, 128 * 1024) << "baseline " << baseline << " KiB, peak " << peak << " KiB";

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 #include "api/http/client.hpp"
+#include "support/run_command.hpp"
 #include "support/server_process.hpp"
 #include "support/source_path.hpp"
 #include "support/temp_dir.hpp"
@@ -27,13 +28,10 @@ namespace fl::testing {
 namespace {
 
 std::string run(const std::string& command) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << command << " -> " << out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  auto r = run_command(command, false);
+  EXPECT_EQ(r.exit_code, 0) << command << " -> " << r.out;
+  while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
+  return r.out;
 }
 
 // `fieldline admin` against the server on `port` with the superadmin key of `data`.
@@ -59,11 +57,9 @@ serve_outcome serve_until_exit(const std::string& args, const std::filesystem::p
   cmd += FIELDLINE_BINARY;
   cmd += " serve " + args + " 2>" + err_file.string();
   serve_outcome r;
-  std::array<char, 4096> buf{};
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) r.out += buf.data();
-  const int status = pipe ? ::pclose(pipe) : -1;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto ran = run_command(cmd, false);
+  r.out = std::move(ran.out);
+  r.exit_code = ran.exit_code;
   std::ifstream in(err_file);
   r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return r;
@@ -234,13 +230,9 @@ TEST(serve_process, refuses_a_config_file_with_unknown_keys) {
   cmd += (dir.path() / "d").string();
   cmd += " --listen 127.0.0.1:0 --config ";
   cmd += config.string();
-  cmd += " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  EXPECT_NE(::pclose(pipe), 0);
-  EXPECT_NE(out.find("max_bodybytes"), std::string::npos) << out;
+  const auto r = run_command(cmd);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("max_bodybytes"), std::string::npos) << r.out;
 }
 
 TEST(serve_process, print_config_shows_the_file_and_the_flags_and_touches_nothing) {

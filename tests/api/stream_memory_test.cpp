@@ -63,14 +63,14 @@ TEST(stream_memory, a_million_readings_stream_without_the_server_growing) {
 
   auto server = start_server(dir.path());
   ASSERT_GT(server->port, 0);
-  const long baseline = resident_kib(server->pid);
+  const long baseline = resident_kib(server->pid());
   long peak = baseline;
   std::size_t chunks = 0;
   auto result =
       api::read_stream(server->port, "/api/v1/devices/" + device + "/readings/stream?sort_direction=asc", key, [&] {
-        if (++chunks % 32 == 0) peak = std::max(peak, resident_kib(server->pid));
+        if (++chunks % 32 == 0) peak = std::max(peak, resident_kib(server->pid()));
       });
-  peak = std::max(peak, resident_kib(server->pid));
+  peak = std::max(peak, resident_kib(server->pid()));
   EXPECT_EQ(result.status, 200);
   EXPECT_TRUE(result.chunked);
   EXPECT_EQ(result.lines, static_cast<std::size_t>(count));

@@ -13,6 +13,7 @@
 #include "core/json_out.hpp"
 #include "storage/packets.hpp"
 #include "storage/parse_queue.hpp"
+#include "support/run_command.hpp"
 #include "support/server_process.hpp"
 #include "support/temp_dir.hpp"
 
@@ -149,9 +150,7 @@ TEST(reparse_crash, kill_9_at_any_point_then_restart_finishes_with_only_new_read
     const micros requested = now_micros();
     session.call("POST", "/api/v1/devices/" + device + "/reparse");
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    ::kill(server->pid, SIGKILL);
-    ::waitpid(server->pid, nullptr, 0);
-    server->pid = -1;
+    server->crash();
 
     server = start_server(data, config);
     ASSERT_GT(server->port, 0);
@@ -180,12 +179,9 @@ TEST(reparse_crash, kill_9_at_any_point_then_restart_finishes_with_only_new_read
   // The operator's command: starts a job and follows it to the end.
   std::string cmd = FIELDLINE_BINARY;
   cmd += " reparse --device " + device + " --server 127.0.0.1:" + std::to_string(server->port);
-  cmd += " --data " + data.string() + " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 256> buf{};
-  while (pipe && std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  EXPECT_EQ(pipe ? ::pclose(pipe) : -1, 0) << out;
+  cmd += " --data " + data.string();
+  const auto [code, out] = run_command(cmd);
+  EXPECT_EQ(code, 0) << out;
   EXPECT_NE(out.find("started"), std::string::npos) << out;
   EXPECT_NE(out.find("2000 of 2000 packets parsed, 2000 readings"), std::string::npos) << out;
   EXPECT_NE(out.find("the new readings are live"), std::string::npos) << out;

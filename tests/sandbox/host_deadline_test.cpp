@@ -226,6 +226,8 @@ long cpu_ticks(pid_t pid) {
 TEST(host_deadline, a_wedged_worker_dies_with_a_server_killed_outright) {
   // A "server" process whose worker answers its boot ping, then spins at max priority forever:
   // deaf to the EOF of its protocol pipe, it must still die when the server is SIGKILLed.
+  // The "server" is a fork of this test (no exec): the one fork outside worker_process, because
+  // the pool must run in a process of its own that can be killed outright.
   const pid_t server = ::fork();
   ASSERT_GE(server, 0);
   if (server == 0) {

@@ -3,23 +3,23 @@
 // and persistence in a temp dir of its own. stop() sends SIGTERM (the broker saves its persistence
 // file) and start() runs it again on the same ports and directory: a broker restart. Killed when the
 // test ends.
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "sandbox/child_process.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fl::testing {
@@ -77,13 +77,7 @@ class mosquitto_broker {
   enum class listeners { all, second_only };
 
   explicit mosquitto_broker(broker_options options = {}) : options_(std::move(options)) {}
-  ~mosquitto_broker() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGCONT);  // in case a test left it paused
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
+  ~mosquitto_broker() = default;  // a broker still running is killed (also when paused) and reaped
   mosquitto_broker(const mosquitto_broker&) = delete;
   mosquitto_broker& operator=(const mosquitto_broker&) = delete;
 
@@ -95,20 +89,13 @@ class mosquitto_broker {
     }
     write_config(which);
     const std::size_t runs_before = count(log(), " running");
-    const std::string out = (dir_.path() / "broker.out").string();
-    const std::string config = config_path().string();
-    pid_ = ::fork();
-    if (pid_ == 0) {  // only async-signal-safe calls between fork and exec
-      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      if (fd >= 0) {
-        ::dup2(fd, STDOUT_FILENO);
-        ::dup2(fd, STDERR_FILENO);
-      }
-      ::execl(mosquitto_binary, mosquitto_binary, "-c", config.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
+    process_ = std::make_unique<sandbox::child_process>(sandbox::child_spec{.program = mosquitto_binary,
+                                                                            .args = {"-c", config_path().string()},
+                                                                            .out = sandbox::child_output::file,
+                                                                            .err = sandbox::child_output::file,
+                                                                            .output_file = dir_.path() / "broker.out"});
     const bool up = wait_until([&] { return count(log(), " running") > runs_before || exited(); });
-    if (!up || pid_ <= 0) {
+    if (!up || exited()) {
       ADD_FAILURE() << "mosquitto did not start; its log:\n" << log();
       return false;
     }
@@ -117,18 +104,17 @@ class mosquitto_broker {
 
   // SIGTERM and wait: a clean broker shutdown that saves the persistence file.
   int stop() {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (!process_) return -1;
+    process_->signal(SIGCONT);
+    process_->signal(SIGTERM);
+    const int code = process_->wait();
+    process_.reset();
+    return code;
   }
 
   // The broker stops answering (connections stay open) until resume().
-  void pause() { ::kill(pid_, SIGSTOP); }
-  void resume() { ::kill(pid_, SIGCONT); }
+  void pause() { process_->signal(SIGSTOP); }
+  void resume() { process_->signal(SIGCONT); }
 
   [[nodiscard]] std::uint16_t port() const { return port_.port(); }
   [[nodiscard]] std::uint16_t second_port() const { return options_.second_listener ? second_port_.port() : 0; }
@@ -151,11 +137,7 @@ class mosquitto_broker {
  private:
   [[nodiscard]] std::filesystem::path config_path() const { return dir_.path() / "mosquitto.conf"; }
 
-  bool exited() {
-    if (pid_ <= 0) return true;
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) pid_ = -1;
-    return pid_ <= 0;
-  }
+  bool exited() { return !process_ || process_->exited(); }
 
   void write_config(listeners which) const {
     std::ofstream c(config_path(), std::ios::trunc);
@@ -177,7 +159,7 @@ class mosquitto_broker {
   temp_dir dir_;
   port_reservation port_;
   port_reservation second_port_;  // held even when unused: cheaper than optional
-  pid_t pid_ = -1;
+  std::unique_ptr<sandbox::child_process> process_;
 };
 
 }  // namespace fl::testing

@@ -2,10 +2,9 @@
 // The real `fieldline serve` executable on a free loopback port, for tests that need a process:
 // SIGTERM drains, SIGKILL crashes, /proc shows its memory. Killed when the test leaves early.
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,22 +16,27 @@
 #include <boost/json.hpp>
 
 #include "api/http/client.hpp"
+#include "sandbox/child_process.hpp"
 
 namespace fl::testing {
 
 // A running server; killed when the test leaves early, so a failed assertion leaves no process.
-struct server_process {
-  pid_t pid = -1;
+class server_process {
+ public:
+  server_process(std::unique_ptr<sandbox::child_process> child, std::uint16_t port_)
+      : port(port_), child_(std::move(child)) {}
   std::uint16_t port = 0;
-  server_process(pid_t p, std::uint16_t port_) : pid(p), port(port_) {}
-  server_process(const server_process&) = delete;
-  server_process& operator=(const server_process&) = delete;
-  ~server_process() {
-    if (pid > 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
+  [[nodiscard]] pid_t pid() const { return child_->pid(); }
+  // SIGKILL: a crash, as far as the server can tell (nothing drained, nothing flushed).
+  void crash() { child_->kill(); }
+  // SIGTERM and wait: the server drains and exits; its exit code (128 + signal if it died of one).
+  int stop() {
+    child_->signal(SIGTERM);
+    return child_->wait();
   }
+
+ private:
+  std::unique_ptr<sandbox::child_process> child_;
 };
 
 // `extra`: more arguments for `serve` (e.g. --tls-cert, --tls-key); the port is read from the line it
@@ -40,32 +44,17 @@ struct server_process {
 inline std::unique_ptr<server_process> start_server(const std::filesystem::path& data,
                                                     const std::filesystem::path& config = {},
                                                     const std::vector<std::string>& extra = {}) {
-  int out[2];
-  EXPECT_EQ(::pipe(out), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(out[1], STDOUT_FILENO);
-    ::close(out[0]);
-    ::close(out[1]);
-    std::vector<std::string> args{FIELDLINE_BINARY, "serve", "--data", data.string()};
-    if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
-      args.insert(args.end(), {"--listen", "127.0.0.1:0"});
-    if (!config.empty()) args.insert(args.end(), {"--config", config.string()});
-    args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(FIELDLINE_BINARY, argv.data());
-    ::_exit(127);
-  }
-  ::close(out[1]);
+  std::vector<std::string> args{"serve", "--data", data.string()};
+  if (std::find(extra.begin(), extra.end(), "--listen") == extra.end())
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  if (!config.empty()) args.insert(args.end(), {"--config", config.string()});
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto child = std::make_unique<sandbox::child_process>(
+      sandbox::child_spec{.program = FIELDLINE_BINARY, .args = std::move(args), .out = sandbox::child_output::pipe});
   // stdout carries one line naming the port: "fieldline listening on http[s]://127.0.0.1:PORT ..."
-  // (or another address when `extra` gives --listen).
-  std::string line;
-  char c;
-  while (::read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  ::close(out[0]);
-  auto p = std::make_unique<server_process>(pid, 0);
+  // (or another address when `extra` gives --listen). A server that cannot start closes it.
+  const std::string line = child->read_line(std::chrono::minutes(2)).value_or("");
+  auto p = std::make_unique<server_process>(std::move(child), 0);
   EXPECT_NE(line.find("listening on http"), std::string::npos) << line;
   const auto scheme = line.find("://");
   const auto colon = scheme == std::string::npos ? scheme : line.rfind(':', line.find(' ', scheme));
@@ -75,11 +64,7 @@ inline std::unique_ptr<server_process> start_server(const std::filesystem::path&
 }
 
 inline int stop_server(server_process& p) {
-  ::kill(p.pid, SIGTERM);
-  int status = 0;
-  ::waitpid(p.pid, &status, 0);
-  p.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return p.stop();
 }
 
 // The bootstrap superadmin key a server wrote into its data directory.
