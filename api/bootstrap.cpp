@@ -103,7 +103,7 @@ std::filesystem::path ensure_superadmin_key(storage::records& records, const std
   auto lock = records.writer();
   auto keys = records.list(storage::record_kind::api_key, uuid::nil());
   if (!keys) throw std::runtime_error("cannot read API keys: " + keys.error().message);
-  const auto path = data_dir / "superadmin.key";
+  auto path = data_dir / "superadmin.key";
   // A lost key file (or one never written because the disk failed) is recovered by issuing a new key;
   // whoever can write the data directory already holds the whole database.
   if (std::filesystem::exists(path)) {

@@ -46,8 +46,8 @@ namespace fl::api {
 // loads it from the data directory (ensure_token_secret); without one it lives as long as the process.
 struct app_context {
   explicit app_context(storage::records& r, rate_policy default_rate_policy = {},
-                       pipeline::parse_service_config parsing_config = {}, pipeline::reparse_config reparse_config = {},
-                       pipeline::image_config image_config = {},
+                       const pipeline::parse_service_config& parsing_config = {},
+                       pipeline::reparse_config reparse_config = {}, pipeline::image_config image_config = {},
                        token_secret token_signing_key = token_secret::random())
       : feed(pipeline::make_memory_feed()),
         records(r),

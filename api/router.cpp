@@ -167,7 +167,7 @@ std::optional<rate_decision> router::meter(const principal& caller) const {
   return app_.limiter.take(caller.key_id, caller.rate.value_or(app_.default_rate), rate_limiter::clock::now());
 }
 
-http_response router::answer_for(const std::string* key, api_error refusal) const {
+http_response router::answer_for(const std::string* key, const api_error& refusal) const {
   if (!key) return error_response(refusal);
   auto caller = app_.principals.resolve(*key);
   if (!caller) return error_response(refusal);  // the refusal says more than "invalid key"

@@ -45,7 +45,7 @@ class router {
   // Takes one token from a limited caller's bucket; nullopt for unlimited (superadmin) keys.
   [[nodiscard]] std::optional<rate_decision> meter(const principal& caller) const;
   // `refusal`, answered with the rate headers of `key` when it is a valid limited key.
-  [[nodiscard]] http_response answer_for(const std::string* key, api_error refusal) const;
+  [[nodiscard]] http_response answer_for(const std::string* key, const api_error& refusal) const;
   app_context& app_;
 };
 

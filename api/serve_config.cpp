@@ -53,7 +53,7 @@ config_key text(std::string_view name, std::string_view doc, Field field,
                 std::function<std::optional<std::string>(std::string_view)> check = {}) {
   config_key key{.name = name, .unit = config_unit::text, .doc = doc};
   key.get_text = [field](const serve_config& c) { return field(c); };
-  key.set_text = [field](serve_config& c, std::string v) { field(c) = std::move(v); };
+  key.set_text = [field](serve_config& c, const std::string& v) { field(c) = v; };
   key.check_text = std::move(check);
   return key;
 }
@@ -73,10 +73,12 @@ constexpr std::int64_t kib = 1024, mib = kib * 1024, gib = mib * 1024;
 constexpr std::int64_t day_s = 86'400, million = 1'000'000;
 
 // A field of serve_config, for `number`: const and mutable access in one generic lambda.
+// NOLINTBEGIN(bugprone-macro-parentheses): it expands to a lambda; `c.path` names a member path
 #define FL_FIELD(path)   \
   [](auto& c) -> auto& { \
     return c.path;       \
-  }  // NOLINT(cppcoreguidelines-macro-usage)
+  }
+// NOLINTEND(bugprone-macro-parentheses)
 
 using u = config_unit;
 

@@ -51,7 +51,7 @@ struct config_key {
   std::function<void(serve_config&, std::int64_t)> set_number;
   // Text: the field, and an optional check (an error message without the key's name, or nullopt).
   std::function<std::string(const serve_config&)> get_text;
-  std::function<void(serve_config&, std::string)> set_text;
+  std::function<void(serve_config&, const std::string&)> set_text;
   std::function<std::optional<std::string>(std::string_view)> check_text;
 
   [[nodiscard]] std::string flag() const;

@@ -107,7 +107,7 @@ void driver_host::handle(const pipeline::change& c) {
       dispatch_pending(c.mandate);
       return;
     case change_kind::mandate_deleted:
-      std::erase_if(running_, [&](const auto& r) { return r.first.first == c.mandate; });
+      std::erase_if(running_, [&](const auto& r) { return r.first.mandate == c.mandate; });
       return;
     default:
       return;
@@ -144,10 +144,10 @@ void driver_host::refresh_interfaces(const uuid& mandate) {
   auto interfaces = ctx_.records.list(record_kind::interface, mandate);
   if (!interfaces) return;
   for (auto& [key, r] : running_) {
-    if (key.first != mandate) continue;
+    if (key.mandate != mandate) continue;
     std::vector<json::object> mine;
     for (const auto& i : *interfaces)
-      if (id_field(i, "driver_instance_id") == key.second && enabled(i)) mine.push_back(i);
+      if (id_field(i, "driver_instance_id") == key.instance && enabled(i)) mine.push_back(i);
     r.connection->set_interfaces(mine);
   }
 }

@@ -34,7 +34,11 @@ class driver_host {
   void stop();
 
  private:
-  using instance_key = std::pair<uuid, uuid>;  // mandate, instance id
+  struct instance_key {
+    uuid mandate;
+    uuid instance;
+    auto operator<=>(const instance_key&) const = default;
+  };
   struct running {
     boost::json::object instance;
     std::unique_ptr<driver_connection> connection;

@@ -84,9 +84,9 @@ class network_server_connection final : public driver_connection {
     const uuid mandate = *uuid::parse(action.at("mandate_id").as_string());
     const uuid id = *uuid::parse(action.at("id").as_string());
     const std::string state(pipeline::action_state_name(to));
-    log_unresolved(
-        ctx_.actions.move(mandate, id, to, pipeline::action_event{std::move(type), state, std::move(text), meta}), id,
-        "the downlink's outcome");
+    log_unresolved(ctx_.actions.move(mandate, id, to,
+                                     pipeline::action_event{std::move(type), state, std::move(text), std::move(meta)}),
+                   id, "the downlink's outcome");
   }
 
   void run() {

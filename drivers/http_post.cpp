@@ -28,7 +28,11 @@ http_post_result http_post(const std::string& url, const std::vector<std::pair<s
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return {0, {}, "the HTTP client could not be created"};
   curl_slist* list = nullptr;
-  for (const auto& [name, value] : headers) list = curl_slist_append(list, (name + ": " + value).c_str());
+  for (const auto& [name, value] : headers) {
+    std::string line = name;
+    line.append(": ").append(value);
+    list = curl_slist_append(list, line.c_str());
+  }
   std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(list, curl_slist_free_all);
   curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");  // never file:, gopher:, ...

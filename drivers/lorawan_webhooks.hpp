@@ -34,7 +34,7 @@ using field_errors = std::map<std::string, std::vector<std::string>>;
 
 // ---- Uplinks ---------------------------------------------------------------------------------
 
-inline constexpr std::size_t max_webhook_body_bytes = 256 * 1024;
+inline constexpr std::size_t max_webhook_body_bytes = std::size_t{256} * 1024;
 inline constexpr std::size_t max_webhook_json_depth = 32;
 inline constexpr std::size_t max_frm_payload_bytes = 242;  // LoRaWAN's largest FRMPayload (any region)
 inline constexpr std::size_t max_gateways = 128;           // receptions listed in one uplink

@@ -13,7 +13,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t max_payload = 12 * 1024;  // bytes of a create_packet payload (its hex fits the opts bound)
+constexpr std::size_t max_payload =
+    std::size_t{12} * 1024;  // bytes of a create_packet payload (its hex fits the opts bound)
 
 // The packet fields of valid create_packet opts, or the problems.
 struct packet_fields {

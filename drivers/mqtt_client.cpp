@@ -131,7 +131,7 @@ class mqtt_connection final : public driver_connection {
     auto* actions = &ctx_.actions;
     link_.publish(
         std::move(p.topic), std::move(p.payload), qos_, false,
-        [actions, mandate = mandate_, id = p.id](publish_outcome outcome) {
+        [actions, mandate = mandate_, id = p.id](const publish_outcome& outcome) {
           const bool ok = outcome.ok();
           log_unresolved(
               actions->move(
@@ -235,7 +235,7 @@ class mqtt_client_driver final : public driver {
     const bool same = in.boolean("use_same_topic").value_or(false);
     auto topic = in.string("topic", max_topic, !same);
     if (!same) check_topic(in, "topic", topic, false);
-    (void)in.string("payload", 256 * 1024, false);
+    (void)in.string("payload", std::size_t{256} * 1024, false);
     if (!opts.contains("payload")) in.fail("payload", "is required");
     return in.take();
   }

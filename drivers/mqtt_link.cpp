@@ -425,6 +425,7 @@ struct mqtt_link::impl {
 
   int subscribe(const std::vector<std::string>& filters) {
     std::vector<char*> raw;
+    raw.reserve(filters.size());
     for (const auto& f : filters) raw.push_back(const_cast<char*>(f.c_str()));
     int mid = 0;
     const int rc =
@@ -439,6 +440,7 @@ struct mqtt_link::impl {
 
   void unsubscribe(const std::vector<std::string>& filters) {
     std::vector<char*> raw;
+    raw.reserve(filters.size());
     for (const auto& f : filters) raw.push_back(const_cast<char*>(f.c_str()));
     int mid = 0;
     const int rc = mosquitto_unsubscribe_multiple(mosq_, &mid, static_cast<int>(raw.size()), raw.data(), nullptr);

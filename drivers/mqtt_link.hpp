@@ -28,7 +28,8 @@ struct mqtt_link_config {
   std::chrono::milliseconds backoff_min{500};
   std::chrono::milliseconds backoff_max{30'000};
   std::chrono::milliseconds publish_timeout{10'000};  // a QoS 1 publish without PUBACK by then is timed_out
-  std::size_t max_payload_bytes = 256 * 1024;  // both ways: bigger publishes are refused, bigger messages dropped
+  std::size_t max_payload_bytes =
+      std::size_t{256} * 1024;  // both ways: bigger publishes are refused, bigger messages dropped
   std::size_t max_topic_bytes = 1024;
 };
 

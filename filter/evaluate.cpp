@@ -146,7 +146,7 @@ class evaluator {
       }
       if (!at) return {};
     }
-    return from_json(*at);
+    return at ? from_json(*at) : value{};  // an empty path (the parser never builds one) names nothing
   }
 
   value call(const expression::node& n) const {

@@ -143,7 +143,7 @@ action_result<selected_interface> action_service::select(const action_target& ta
   }
   auto problems = catalog_.check_action_opts(text_field(kept.front().driver_instance, "driver"), type, opts);
   if (!problems.empty()) {
-    for (auto& [field, message] : problems) field = "opts." + field;
+    for (auto& [field, message] : problems) field.insert(0, "opts.");
     return action_error{std::move(problems)};
   }
   return std::move(kept.front());

@@ -27,7 +27,7 @@ enum class action_state : std::uint8_t { pending, executing, executed, errored, 
 }
 
 // An action's (or schedule's) opts as JSON may be at most this long.
-inline constexpr std::size_t max_action_opts_bytes = 32 * 1024;
+inline constexpr std::size_t max_action_opts_bytes = std::size_t{32} * 1024;
 
 // Field name → messages, as the 422 answers carry them.
 using field_errors = std::vector<std::pair<std::string, std::string>>;

@@ -73,7 +73,12 @@ class fair_share {
   fair_share_config config_;
   std::mutex mutex_;
   std::map<uuid, mandate_state> mandates_;
-  std::map<std::pair<uuid, uuid>, parser_state> parsers_;
+  struct parser_key {
+    uuid mandate;
+    uuid parser;
+    auto operator<=>(const parser_key&) const = default;
+  };
+  std::map<parser_key, parser_state> parsers_;
   std::size_t calls_ = 0;  // every 1024th charge forgets what has settled (deleted mandates and parsers)
 };
 

@@ -31,7 +31,7 @@ struct loaded_packet {
 }  // namespace
 
 parse_service::parse_service(storage::records& records, storage::wal_syncer& durable, change_feed& feed,
-                             parse_service_config config)
+                             const parse_service_config& config)
     : records_(records),
       durable_(durable),
       feed_(feed),
@@ -164,7 +164,7 @@ bool parse_service::wait_idle(std::chrono::milliseconds timeout) {
   return false;
 }
 
-parse_service::hold::hold(parse_service& s, storage::device_ref d) : service_(s), device_(std::move(d)) {
+parse_service::hold::hold(parse_service& s, storage::device_ref d) : service_(s), device_(d) {
   service_.claim(device_);
 }
 parse_service::hold::~hold() {
@@ -362,6 +362,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     // A call that compiled (or booted a worker) says nothing about the parser's cost per packet.
     share_.charge(mandate, took, compiled ? 0 : outcomes.size(), now_micros());
     std::vector<sandbox::outcome_kind> kinds;
+    kinds.reserve(outcomes.size());
     for (const auto& o : outcomes) kinds.push_back(o.kind);
     if (auto pause = share_.record(mandate, *parser_id, kinds, now_micros())) {
       metrics_.pauses.add();

@@ -76,7 +76,7 @@ class parse_service {
  public:
   // `durable` and `feed` must outlive the service's threads (stop() ends them).
   parse_service(storage::records& records, storage::wal_syncer& durable, change_feed& feed,
-                parse_service_config config = {});
+                const parse_service_config& config = {});
   ~parse_service();
   parse_service(const parse_service&) = delete;
   parse_service& operator=(const parse_service&) = delete;

@@ -24,7 +24,7 @@ void print(const json::value& v) {
   show(v);
 }
 
-void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+void add_mandate_commands(CLI::App& admin, const std::shared_ptr<admin_options>& o) {
   auto* mandate = admin.add_subcommand("mandate", "Mandates (tenants)");
   mandate->require_subcommand(1);
 
@@ -94,7 +94,7 @@ void add_mandate_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   del->callback([o, id] { print(call(*o, "DELETE", "mandates/" + url_encode(*id), nullptr)); });
 }
 
-void add_key_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+void add_key_commands(CLI::App& admin, const std::shared_ptr<admin_options>& o) {
   auto* key = admin.add_subcommand("key", "API keys");
   key->require_subcommand(1);
   struct key_args {
@@ -153,7 +153,7 @@ json::object parse_rule(const std::string& text) {
           {"delete", ops.find('d') != std::string::npos}};
 }
 
-void add_group_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+void add_group_commands(CLI::App& admin, const std::shared_ptr<admin_options>& o) {
   auto* group = admin.add_subcommand("group", "Groups of a mandate: the rules member keys get");
   group->require_subcommand(1);
   struct group_args {
@@ -200,7 +200,7 @@ void add_group_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
   del->callback([o, args, base] { print(call(*o, "DELETE", base() + "/" + url_encode(args->id), nullptr)); });
 }
 
-void add_driver_instance_commands(CLI::App& admin, std::shared_ptr<admin_options> o) {
+void add_driver_instance_commands(CLI::App& admin, const std::shared_ptr<admin_options>& o) {
   auto* di = admin.add_subcommand("driver-instance", "Driver instances of a mandate");
   di->require_subcommand(1);
   struct di_args {

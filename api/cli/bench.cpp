@@ -246,14 +246,13 @@ int bench_parse(bool as_json, std::size_t packets) {
   steps.update(std::size(cases) + 1, "one elixir process per file");
   const auto ebin = sandbox::default_runtime_ebin().string();
   start = clock::now();
-  for (const auto& f : files) {
-    // What parser authors do today: a fresh `elixir` for each file that compiles it and runs its vectors.
-    (void)run_tool("elixir", {"--erl", "-pa " + consolidated_dir(), "-pa", ebin, "-e",
-                              "{:ok, m} = Fieldline.Compiler.load(\"x\", File.read!(hd(System.argv()))); "
-                              "r = Fieldline.TestVectors.run(m, %{timeout_ms: 1000, heap_words: 4_000_000}); "
-                              "IO.puts(length(r.vectors))",
-                              f});
-  }
+  // What parser authors do today: a fresh `elixir` for each file that compiles it and runs its vectors.
+  const std::string per_file_script =
+      "{:ok, m} = Fieldline.Compiler.load(\"x\", File.read!(hd(System.argv()))); "
+      "r = Fieldline.TestVectors.run(m, %{timeout_ms: 1000, heap_words: 4_000_000}); "
+      "IO.puts(length(r.vectors))";
+  for (const auto& f : files)
+    (void)run_tool("elixir", {"--erl", "-pa " + consolidated_dir(), "-pa", ebin, "-e", per_file_script, f});
   const double per_file_s = seconds_since(start);
   steps.update(std::size(cases) + 2);
   steps.finish();

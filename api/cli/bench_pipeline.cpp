@@ -53,7 +53,7 @@ std::uint16_t free_port() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  (void)::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);  // failing, getsockname says port 0
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   ::close(fd);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -92,7 +93,7 @@ double load_result::percentile_ms(double p) const {
   if (latencies_ms.empty()) return 0;
   auto sorted = latencies_ms;
   std::sort(sorted.begin(), sorted.end());
-  const auto rank = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  const auto rank = static_cast<std::size_t>(std::lround(p * static_cast<double>(sorted.size() - 1)));
   return sorted[std::min(rank, sorted.size() - 1)];
 }
 

@@ -126,6 +126,7 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
   // Files are tested concurrently on the pool's workers (their boots overlap too); reports are
   // printed in the order the files were given.
   std::vector<std::future<tested_file>> pending;
+  pending.reserve(files.size());
   for (const auto& file : files) {
     pending.push_back(std::async(std::launch::async, [&pool, file, timeout_ms, source = read_file(file)] {
       const auto t0 = std::chrono::steady_clock::now();

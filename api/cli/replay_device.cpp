@@ -33,7 +33,7 @@ json::value content(const json::object& reading) {
 }
 
 // True when both hold the same readings, in any order.
-bool same_readings(std::vector<json::value> a, std::vector<json::value> b) {
+bool same_readings(const std::vector<json::value>& a, std::vector<json::value> b) {
   if (a.size() != b.size()) return false;
   for (const auto& x : a) {
     auto it = std::find(b.begin(), b.end(), x);

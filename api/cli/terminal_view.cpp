@@ -57,6 +57,7 @@ std::string table_of(const json::value& v) {
   if (columns.empty()) return to_json(v) + "\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<std::size_t> widths;
+  widths.reserve(columns.size());
   for (const auto& c : columns) widths.push_back(c.size());
   for (const auto& item : *items) {
     std::vector<std::string> row;

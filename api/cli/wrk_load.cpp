@@ -36,7 +36,8 @@ wrk_report run_wrk(const wrk_run& run) {
                                 "10s"};
   for (const auto& [name, value] : run.headers) {
     args.push_back("-H");
-    args.push_back(name + ": " + value);
+    args.push_back(name);
+    args.back().append(": ").append(value);
   }
   scratch_dir dir;  // holds the script for the run
   if (!run.lua_script.empty()) {

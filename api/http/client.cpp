@@ -114,7 +114,7 @@ struct http_client::impl {
   }
 };
 
-http_client::http_client(std::string host, std::uint16_t port, std::chrono::seconds timeout, client_tls tls)
+http_client::http_client(std::string host, std::uint16_t port, std::chrono::seconds timeout, const client_tls& tls)
     : impl_(std::make_unique<impl>()) {
   impl_->host = std::move(host);
   impl_->port = port;

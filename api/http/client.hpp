@@ -42,7 +42,7 @@ class http_client {
  public:
   // Throws std::runtime_error when `tls` names a CA file that cannot be used.
   http_client(std::string host, std::uint16_t port, std::chrono::seconds timeout = std::chrono::seconds(30),
-              client_tls tls = {});
+              const client_tls& tls = {});
   ~http_client();
   http_client(const http_client&) = delete;
   http_client& operator=(const http_client&) = delete;

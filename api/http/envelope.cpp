@@ -17,7 +17,7 @@ api_error conflict(std::string message) {
   return {409, std::move(message)};
 }
 
-api_error invalid(std::string field, std::string message) {
+api_error invalid(const std::string& field, const std::string& message) {
   boost::json::object errors;
   errors[field] = boost::json::array{boost::json::string(message)};
   return {422, field + " " + message, std::move(errors)};

@@ -29,7 +29,7 @@ using api_result = boost::system::result<T, api_error>;
 [[nodiscard]] api_error forbidden(std::string message);
 [[nodiscard]] api_error conflict(std::string message);
 // 422 with one field error.
-[[nodiscard]] api_error invalid(std::string field, std::string message);
+[[nodiscard]] api_error invalid(const std::string& field, const std::string& message);
 
 [[nodiscard]] http_response error_response(const api_error& e);
 [[nodiscard]] http_response single_response(const boost::json::object& body, int status = 200);

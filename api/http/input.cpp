@@ -45,7 +45,7 @@ bool field_reader::is_null(std::string_view key) const {
   return v && v->is_null();
 }
 
-void field_reader::fail(std::string_view key, std::string message) {
+void field_reader::fail(std::string_view key, const std::string& message) {
   auto& list = errors_[key];
   if (!list.is_array()) list = json::array{};
   list.get_array().emplace_back(json::string(message));

@@ -41,7 +41,7 @@ class field_reader {
   // One of `allowed`.
   std::optional<std::string> one_of(std::string_view key, std::initializer_list<std::string_view> allowed);
 
-  void fail(std::string_view key, std::string message);
+  void fail(std::string_view key, const std::string& message);
   [[nodiscard]] bool ok() const { return errors_.empty(); }
   // The collected problems as one 422.
   [[nodiscard]] api_error error() const;

@@ -58,8 +58,10 @@ struct device_renderer {
     auto ifaces = checked(ctx.records().list(record_kind::interface, ctx.mandate()));
     if (!ifaces) return ifaces.error();
     device_renderer r{std::move(*tree), {}, &ctx};
-    for (auto& i : *ifaces)
-      r.interfaces[std::string(i.at("device_id").as_string())].push_back(interface_view(std::move(i)));
+    for (auto& i : *ifaces) {
+      std::string device(i.at("device_id").as_string());
+      r.interfaces[device].push_back(interface_view(std::move(i)));
+    }
     return r;
   }
 
@@ -602,7 +604,7 @@ void read_interface_fields(field_reader& in, json::object& doc, bool creating) {
     in.fail("driver_instance_id", "is required");
   }
   if (auto opts = in.object("opts")) {
-    if (fl::to_json(*opts).size() > 16 * 1024) in.fail("opts", "must be at most 16 KiB as JSON");
+    if (fl::to_json(*opts).size() > std::size_t{16} * 1024) in.fail("opts", "must be at most 16 KiB as JSON");
     doc["opts"] = *opts;
   }
   if (auto enabled = in.boolean("enabled")) doc["enabled"] = *enabled;

@@ -29,7 +29,7 @@ json::object driver_view(const drivers::driver& d) {
           {"description", d.description()}};
 }
 
-constexpr std::size_t max_driver_opts_bytes = 16 * 1024;
+constexpr std::size_t max_driver_opts_bytes = std::size_t{16} * 1024;
 
 // The driver's problems with `opts`, as field errors under `prefix` (opts.host, ...).
 void check_opts(field_reader& in, const pipeline::field_errors& problems) {

@@ -88,7 +88,7 @@ api_result<json::object> parse_folder_body(const request_context& ctx) {
   return parse_wrapped_body(ctx.request.body, "tag");
 }
 
-http_response folder_list_response(const folder_tree& tree, std::vector<uuid> ids, const query_params& query) {
+http_response folder_list_response(const folder_tree& tree, const std::vector<uuid>& ids, const query_params& query) {
   auto page_req = parse_page_request(query, {"inserted_at", "updated_at", "name", "slug"}, "inserted_at");
   if (!page_req) return error_response(page_req.error());
   auto with_profile = boolean_param(query, "with_profile", false);
@@ -214,7 +214,7 @@ http_response list_folders(request_context& ctx) {
   std::erase_if(ids, [&](const uuid& id) {
     return !ctx.may(pipeline::resource_type::tag, pipeline::operation::read, folder_match(*tree, id));
   });
-  return folder_list_response(*tree, std::move(ids), ctx.query);
+  return folder_list_response(*tree, ids, ctx.query);
 }
 
 http_response show_folder(request_context& ctx) {

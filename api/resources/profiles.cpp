@@ -53,7 +53,7 @@ std::optional<api_error> read_profile_fields(const json::object& body, json::obj
     if (auto fields = pipeline::check_profile_fields(body.at("fields"), problems)) {
       doc["fields"] = std::move(*fields);
     } else {
-      for (auto& p : problems) in.fail(p.field, std::move(p.message));
+      for (const auto& p : problems) in.fail(p.field, p.message);
     }
   }
   if (!in.ok()) return in.error();

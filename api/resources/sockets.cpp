@@ -25,7 +25,7 @@ class stored_replay final : public replay_source {
  public:
   // reader() must be given before the first next().
   stored_replay(app_context& app, socket_filter filter, std::vector<uuid> devices, micros after)
-      : app_(app), filter_(filter), devices_(std::move(devices)), after_(after) {}
+      : app_(app), filter_(std::move(filter)), devices_(std::move(devices)), after_(after) {}
 
   std::optional<std::vector<replayed_item>> next(std::size_t max_items, std::size_t max_bytes) override {
     if (!merged_ && !start()) return std::nullopt;
