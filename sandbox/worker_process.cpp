@@ -161,8 +161,11 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
   const int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (dev_null < 0) throw std::runtime_error("sandbox: cannot open /dev/null");
 
-  // A new PID namespace makes the child PID 1 there: when it dies, the kernel kills everything it
-  // started. Raw clone (no new stack) returns in both processes like fork.
+  // Its own clone path, not Boost.Process (which every other child uses, child_process.hpp): the
+  // namespaces are clone flags, and pivot_root, the seccomp filter and the uid drop must run in the
+  // child between clone and execve (enter_jail). A new PID namespace makes the child PID 1 there:
+  // when it dies, the kernel kills everything it started. Raw clone (no new stack) returns in both
+  // processes like fork.
   unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
   if (!plan.host_is_root) flags |= CLONE_NEWUSER;
   const pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr));
