@@ -41,15 +41,19 @@ def ninja_deps() -> dict:
 
 
 def fingerprint(entry, deps, config: bytes, version: bytes) -> str:
-    h = hashlib.sha256(config + version + entry["command"].encode())
-    for dep in sorted(deps):
-        path = (BUILD / dep) if not dep.startswith("/") else Path(dep)
+    """What a file's verdict depends on, with the checkout's own path taken out: another clone of
+    the same sources (CI's) finds the verdicts this one stored, as ccache does (CCACHE_BASEDIR)."""
+    root = str(ROOT)
+    h = hashlib.sha256(config + version + entry["command"].replace(root, "<root>").encode())
+    paths = {((BUILD / dep) if not dep.startswith("/") else Path(dep)).resolve() for dep in deps}
+    named = sorted((str(p).replace(root, "<root>").encode(), p) for p in paths)
+    for name, path in named:
         if str(path).startswith("/usr/"):
             continue  # system headers change with the machine's packages, and so does clang-tidy's version
         try:
-            h.update(str(path).encode() + path.read_bytes())
+            h.update(name + path.read_bytes())
         except OSError:
-            h.update(str(path).encode() + b"(missing)")
+            h.update(name + b"(missing)")
     return h.hexdigest()
 
 
