@@ -13,6 +13,7 @@
 #include <boost/process/io.hpp>
 #include <boost/process/pipe.hpp>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 namespace fl::sandbox {
@@ -20,8 +21,8 @@ namespace fl::sandbox {
 namespace bp = boost::process;
 
 struct child_process::impl {
-  bp::pipe out;
-  bp::pipe err;
+  std::optional<bp::pipe> out;  // only for child_output::pipe: a child inherits no unused pipe
+  std::optional<bp::pipe> err;
   bp::child child;
   std::string pending;  // stdout read but not returned yet
   bool ended = false;
@@ -37,11 +38,11 @@ bp::child launch(const child_spec& spec, bp::environment& env, std::error_code& 
 }
 
 template <class Out>
-bp::child with_err(const child_spec& spec, bp::environment& env, std::error_code& ec, FILE* file, bp::pipe& err,
-                   Out&& out) {
+bp::child with_err(const child_spec& spec, bp::environment& env, std::error_code& ec, FILE* file,
+                   std::optional<bp::pipe>& err, Out&& out) {
   switch (spec.err) {
     case child_output::pipe:
-      return launch(spec, env, ec, std::forward<Out>(out), bp::std_err > err);
+      return launch(spec, env, ec, std::forward<Out>(out), bp::std_err > err.emplace());
     case child_output::discard:
       return launch(spec, env, ec, std::forward<Out>(out), bp::std_err > bp::null);
     case child_output::file:
@@ -74,12 +75,13 @@ child_process::child_process(const child_spec& spec) : impl_(std::make_unique<im
   }
   std::error_code ec;
   auto& child = impl_->child;
+  if (spec.out == child_output::pipe) impl_->out.emplace();
   if (spec.out == child_output::merged) throw std::invalid_argument("child_process: only stderr can be merged");
   if (spec.err == child_output::merged) {
     const auto both = bp::std_out & bp::std_err;
     switch (spec.out) {
       case child_output::pipe:
-        child = launch(spec, env, ec, both > impl_->out);
+        child = launch(spec, env, ec, both > *impl_->out);
         break;
       case child_output::discard:
         child = launch(spec, env, ec, both > bp::null);
@@ -97,7 +99,7 @@ child_process::child_process(const child_spec& spec) : impl_(std::make_unique<im
   }
   switch (spec.out) {
     case child_output::pipe:
-      child = with_err(spec, env, ec, file.get(), impl_->err, bp::std_out > impl_->out);
+      child = with_err(spec, env, ec, file.get(), impl_->err, bp::std_out > *impl_->out);
       break;
     case child_output::discard:
       child = with_err(spec, env, ec, file.get(), impl_->err, bp::std_out > bp::null);
@@ -122,7 +124,7 @@ pid_t child_process::pid() const {
 }
 
 std::optional<std::string> child_process::read_line(std::chrono::milliseconds within) {
-  const int fd = impl_->out.native_source();
+  const int fd = impl_->out ? impl_->out->native_source() : -1;
   const auto deadline = std::chrono::steady_clock::now() + within;
   while (impl_->pending.find('\n') == std::string::npos) {
     const auto left =
@@ -153,11 +155,11 @@ std::string drain(int fd) {
 std::string child_process::read_rest() {
   std::string out = std::move(impl_->pending);
   impl_->pending.clear();
-  return out + drain(impl_->out.native_source());
+  return out + drain(impl_->out ? impl_->out->native_source() : -1);
 }
 
 std::string child_process::read_errors() {
-  return drain(impl_->err.native_source());
+  return drain(impl_->err ? impl_->err->native_source() : -1);
 }
 
 void child_process::signal(int sig) {
@@ -167,9 +169,11 @@ void child_process::signal(int sig) {
 bool child_process::exited() {
   if (impl_->ended) return true;
   std::error_code ec;
-  if (impl_->child.running(ec) || ec) return false;
+  const bool running = impl_->child.running(ec);
+  if (running && !ec) return false;
+  // Ended, or it cannot be waited for (reaped elsewhere): either way it is gone for us.
   impl_->ended = true;
-  impl_->status = decode(impl_->child.native_exit_code());
+  impl_->status = ec ? -1 : decode(impl_->child.native_exit_code());
   return true;
 }
 
@@ -178,7 +182,7 @@ int child_process::wait() {
   std::error_code ec;
   impl_->child.wait(ec);
   impl_->ended = true;
-  impl_->status = decode(impl_->child.native_exit_code());
+  impl_->status = ec ? -1 : decode(impl_->child.native_exit_code());
   return impl_->status;
 }
 

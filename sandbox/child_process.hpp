@@ -54,7 +54,7 @@ class child_process {
   void signal(int sig);
   // Whether it has ended (does not block).
   [[nodiscard]] bool exited();
-  // Waits for it: its exit code, or 128 + the signal that ended it.
+  // Waits for it: its exit code, or 128 + the signal that ended it (-1 when it cannot be waited for).
   int wait();
   // SIGKILL and wait: a crash, as far as the program can tell.
   int kill();
