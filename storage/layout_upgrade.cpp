@@ -36,26 +36,41 @@ result<std::vector<uuid>> mandates(const database& db) {
 }
 
 // Moves one mandate's membership entries from kind 3 to index_kind::member, a batch at a time.
+// Each scan resumes after the last key the previous one saw, so the mandate's packet-id entries
+// under the same kind are walked once, not once per batch.
 result<std::size_t> move_members(database& db, const uuid& mandate) {
   const std::string prefix = key_builder{}.id(mandate).byte(layout1_member_kind).take();
+  std::string resume = prefix;
   std::size_t moved = 0;
   while (true) {
     std::vector<std::pair<std::string, std::string>> found;
-    auto scanned = db.scan(family::index, prefix, [&](std::string_view key, std::string_view value) {
-      if (key.size() == member_key_size) found.emplace_back(key, value);
-      return found.size() < moves_per_batch;
-    });
+    bool more = false;
+    auto scanned = db.scan_from(
+        family::index, prefix, resume,
+        [&](std::string_view key, std::string_view value) {
+          if (key == resume) return true;  // seen by the previous round (the start is inclusive)
+          if (found.size() == moves_per_batch) {
+            more = true;
+            return false;
+          }
+          if (key.size() == member_key_size) found.emplace_back(key, value);
+          resume = key;
+          return true;
+        },
+        direction::forward);
     if (!scanned) return scanned.error();
-    if (found.empty()) return moved;
-    auto batch = db.batch();
-    for (const auto& [key, value] : found) {
-      std::string moved_key = key;
-      moved_key[16] = static_cast<char>(byte_of(index_kind::member));
-      batch.put(family::index, moved_key, value);
-      batch.erase(family::index, key);
+    if (!found.empty()) {
+      auto batch = db.batch();
+      for (const auto& [key, value] : found) {
+        std::string moved_key = key;
+        moved_key[16] = static_cast<char>(byte_of(index_kind::member));
+        batch.put(family::index, moved_key, value);
+        batch.erase(family::index, key);
+      }
+      if (auto written = db.write(batch, durability::synced); !written) return written.error();
+      moved += found.size();
     }
-    if (auto written = db.write(batch, durability::synced); !written) return written.error();
-    moved += found.size();
+    if (!more) return moved;
   }
 }
 
@@ -95,7 +110,7 @@ result<void> upgrade_layout(database& db, bool read_only) {
   auto batch = db.batch();
   batch.put(family::meta, layout_key(), std::to_string(current_layout));
   if (auto written = db.write(batch, durability::synced); !written) return written.error();
-  if (*version > 0 && !all->empty())
+  if (moved > 0)
     spdlog::info("upgraded the data directory's key layout from {} to {} ({} list entries moved)", *version,
                  current_layout, moved);
   return {};

@@ -76,6 +76,43 @@ TEST(layout_upgrade, layout_1_member_lists_move_to_their_own_kind_and_packet_ids
   EXPECT_EQ(count_prefix(*db, family::index, key_builder{}.id(mandate).byte(3).take()), 1u);
 }
 
+// More entries than one upgrade round moves, between packet ids of the same kind: every member
+// moves, every packet id stays.
+TEST(layout_upgrade, many_member_entries_move_in_rounds_past_the_packet_ids) {
+  testing::temp_dir dir;
+  const uuid mandate = uuid::random(), device = uuid::random();
+  constexpr std::size_t members = 2500, packets = 700;
+  {
+    auto db = open_rw(dir.path());
+    ASSERT_TRUE(db);
+    records store(*db);
+    auto batch = db->batch();
+    store.put(batch, {record_kind::mandate, uuid::nil(), mandate}, boost::json::object{{"name", "m"}});
+    for (std::size_t i = 0; i < members; ++i)
+      batch.put(family::index,
+                key_builder{}
+                    .id(mandate)
+                    .byte(3)
+                    .byte(byte_of(member_list::device_actions))
+                    .id(device)
+                    .id(uuid::random())
+                    .take(),
+                "");
+    for (std::size_t i = 0; i < packets; ++i)  // random ids: some sort before the members, some after
+      batch.put(family::index, key_builder{}.id(mandate).byte(byte_of(index_kind::packet)).id(uuid::random()).take(),
+                "p");
+    batch.erase(family::meta, layout_key());
+    ASSERT_TRUE(db->write(batch, durability::synced));
+  }
+  auto db = open_rw(dir.path());
+  ASSERT_TRUE(db);
+  records store(*db);
+  auto listed = store.members(member_list::device_actions, mandate, device);
+  ASSERT_TRUE(listed);
+  EXPECT_EQ(listed->size(), members);
+  EXPECT_EQ(count_prefix(*db, family::index, key_builder{}.id(mandate).byte(3).take()), packets);
+}
+
 TEST(layout_upgrade, new_member_entries_never_share_the_packet_id_indexs_kind) {
   testing::temp_dir dir;
   auto db = open_rw(dir.path());
