@@ -92,14 +92,17 @@ def main(argv):
     CACHE.mkdir(parents=True, exist_ok=True)
     header_filter = "^" + re.escape(str(ROOT)) + "/(" + "|".join(MODULES) + ")/"
 
-    todo = []
+    to_check = []
     for e in entries:
-        obj = e.get("output") or shlex.split(e["command"])[shlex.split(e["command"]).index("-o") + 1]
-        key = fingerprint(e, deps.get(obj, [e["file"]]), config, version)
-        if not (CACHE / key).exists():
-            todo.append((e["file"], key))
-    print(f"clang-tidy: {len(entries)} files, {len(entries) - len(todo)} unchanged since they passed, "
-          f"{len(todo)} to check", flush=True)
+        argv = shlex.split(e["command"])
+        obj = e.get("output") or argv[argv.index("-o") + 1]
+        # Without ninja's list of the headers it read (not built yet), a verdict could not notice a
+        # header change: such a file is checked and its verdict not kept.
+        key = fingerprint(e, deps[obj], config, version) if obj in deps else None
+        if key is None or not (CACHE / key).exists():
+            to_check.append((e["file"], key))
+    print(f"clang-tidy: {len(entries)} files, {len(entries) - len(to_check)} unchanged since they passed, "
+          f"{len(to_check)} to check", flush=True)
 
     def check(item):
         file, key = item
@@ -112,18 +115,19 @@ def main(argv):
         ours = [m for m in DIAGNOSTIC.finditer(findings) if is_ours(m.group(1))]
         theirs = [m for m in DIAGNOSTIC.finditer(findings) if not is_ours(m.group(1))]
         if not ours and (r.returncode == 0 or theirs):
-            (CACHE / key).touch()
+            if key:
+                (CACHE / key).touch()
             return file, None
         return file, findings or f"clang-tidy exited {r.returncode}"
 
     failed = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
-        for done, (file, problem) in enumerate(pool.map(check, todo), 1):
+        for done, (file, problem) in enumerate(pool.map(check, to_check), 1):
             if problem:
                 failed += 1
                 print(f"--- {Path(file).relative_to(ROOT)}\n{problem}", flush=True)
             if sys.stdout.isatty():
-                print(f"\rclang-tidy: {done} of {len(todo)}", end="", flush=True)
+                print(f"\rclang-tidy: {done} of {len(to_check)}", end="", flush=True)
     if sys.stdout.isatty():
         print()
     if failed:
