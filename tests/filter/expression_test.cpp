@@ -131,3 +131,18 @@ TEST(filter_language, intervals_read_units) {
 }
 
 }  // namespace fl::testing
+
+namespace fl::testing {
+
+// The evaluator once could read a path with no steps (a null field) if the parser built one; the
+// parser must never build one, whatever a tenant writes where a field name belongs.
+TEST(filter_hostile, a_path_without_a_field_name_is_refused_not_evaluated) {
+  // (`[0]`, `[ ]` and `""` are list and string literals, not paths.)
+  for (const char* text : {".", ". == 1", ".x == 1", "data. == 1", "data.[0] == 1", "data[0 == 1", "data[] == 1",
+                           ".. == 1", "data..temperature == 1", "[0].x == 1", "data.nested. == 1"}) {
+    auto compiled = filter::compile(text, filter::reading_schema());
+    EXPECT_TRUE(std::holds_alternative<filter::compile_error>(compiled)) << text << " compiled";
+  }
+}
+
+}  // namespace fl::testing
