@@ -1,6 +1,9 @@
 #pragma once
 // Captures what the server logs: while it lives, the default logger writes formatted lines into
 // memory (instead of stderr) at level info; the previous logger and level come back afterwards.
+// spdlog::info() and friends log through a raw pointer to the default logger, so a server thread
+// may still be inside the capturing logger when the test puts the previous one back: the
+// capturing logger is therefore kept for the rest of the process instead of being destroyed.
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -18,6 +21,7 @@ class log_capture {
  public:
   log_capture() : sink_(std::make_shared<sink>()), previous_(spdlog::default_logger()), level_(spdlog::get_level()) {
     auto logger = std::make_shared<spdlog::logger>("fieldline", sink_);
+    keep_for_the_process(logger);
     spdlog::set_default_logger(logger);
     spdlog::set_level(spdlog::level::info);
   }
@@ -50,6 +54,12 @@ class log_capture {
   }
 
  private:
+  static void keep_for_the_process(std::shared_ptr<spdlog::logger> logger) {
+    static std::mutex mutex;
+    static std::vector<std::shared_ptr<spdlog::logger>> kept;
+    std::lock_guard lock(mutex);
+    kept.push_back(std::move(logger));
+  }
   struct sink : spdlog::sinks::base_sink<std::mutex> {
     mutable std::mutex lines_mutex;
     std::condition_variable added;
