@@ -71,6 +71,20 @@ bool uses_history(std::string_view code) {
   return code.find("get_last_reading") != std::string_view::npos;
 }
 
+bool may_preload(std::string_view code) {
+  return code.find("preloads") != std::string_view::npos;
+}
+
+json::object parser_device_view(const json::object& device, const profile_set& profiles) {
+  json::object view;
+  for (const char* key : {"id", "name", "slug", "type", "icon", "static_location", "location", "meta", "parser_id",
+                          "mandate_id", "inserted_at", "updated_at"}) {
+    if (const auto* v = device.if_contains(key)) view[key] = *v;
+  }
+  view["fields"] = profiles.render(device, "device_id", false).fields;
+  return view;
+}
+
 std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome, const reading_origin& origin) {
   std::vector<storage::new_reading> out;
   if (outcome.kind != sandbox::outcome_kind::ok) return out;

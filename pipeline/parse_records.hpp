@@ -38,6 +38,12 @@ struct reading_origin {
 // sent along. The allow-list makes every call name its function in the source (no apply, no
 // variable modules or function names), so a parser whose code never spells it cannot call it.
 [[nodiscard]] bool uses_history(std::string_view code);
+// Whether the parser may declare preloads/0 (which can ask for meta.device): the device is sent
+// with its packets only then, and the runtime keeps it only when preloads/0 names :device.
+[[nodiscard]] bool may_preload(std::string_view code);
+// The device as a parser's meta.device shows it (parser-contract.md): its stored fields without
+// the internal ones, `fields` as {profile_slug: {field: value}} of the mandate's profiles.
+[[nodiscard]] boost::json::object parser_device_view(const boost::json::object& device, const profile_set& profiles);
 
 // Reading documents (API shape) for an ok outcome; measured_at falls back to the packet's time.
 [[nodiscard]] std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outcome,

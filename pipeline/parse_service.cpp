@@ -338,12 +338,17 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   std::vector<sandbox::parse_outcome> outcomes;
   if (!inputs.empty()) {
     const sandbox::parser_code code{std::string(parser->at("code").as_string())};
-    std::vector<sandbox::stored_reading> history;
+    sandbox::parse_context context;
     if (uses_history(code.source)) {
       auto newest = readings.page(mandate, device_id, generation, storage::reading_order::measured_at,
                                   {.descending = true, .limit = config_.history});
       if (!newest) return newest.error();
-      for (auto& r : *newest) history.push_back({r.doc["data"], r.t});
+      for (auto& r : *newest) context.last_readings.push_back({r.doc["data"], r.t});
+    }
+    if (may_preload(code.source)) {
+      auto profiles = profile_set::load(records_, mandate);
+      if (!profiles) return profiles.error();
+      context.device = parser_device_view(**device_doc, *profiles);
     }
     sandbox::parse_limits limits;
     limits.timeout_ms = timeout_for(mandate);
@@ -351,7 +356,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
     if (not_parsed) limits.budget_ms = static_cast<int>(config_.fairness.slice.count());
     const auto started = std::chrono::steady_clock::now();
     bool compiled = false;
-    outcomes = pool().parse(mandate.str(), code, limits, history, inputs, &compiled);
+    outcomes = pool().parse(mandate.str(), code, limits, context, inputs, &compiled);
     const micros took =
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
     metrics_.call_seconds.observe(static_cast<double>(took) / 1e6);

@@ -47,6 +47,13 @@ struct stored_reading {
   micros measured_at = 0;
 };
 
+// What a parser may see besides its packets: get_last_reading/2's history (newest first) and the
+// device as a JSON object for parsers whose preloads/0 asks for it (null when not sent).
+struct parse_context {
+  std::vector<stored_reading> last_readings;
+  boost::json::value device = nullptr;
+};
+
 struct parser_code {
   std::string source;
   // Identifies this version of the source in a worker's compile cache; derived from the source.

@@ -194,10 +194,10 @@ std::string test_request(const parser_code& code, const parse_limits& limits) {
 }
 
 std::string parse_request(std::string_view key, const parser_code& code, const parse_limits& limits,
-                          const std::vector<stored_reading>& history, std::span<const packet_input> packets,
-                          bool announce) {
+                          const std::vector<stored_reading>& history, const boost::json::value& device,
+                          std::span<const packet_input> packets, bool announce) {
   etf::writer w;
-  w.put_tuple(7);
+  w.put_tuple(8);
   w.put_atom("parse");
   w.put_binary(key);
   w.put_binary(code.source);
@@ -215,6 +215,10 @@ std::string parse_request(std::string_view key, const parser_code& code, const p
   for (const auto& p : packets) put_packet(w, p);
   if (!packets.empty()) w.put_nil();
   w.put_atom(announce ? "true" : "false");
+  if (device.is_object())
+    w.put_json(device);
+  else
+    w.put_atom("nil");
   return std::move(w).take();
 }
 

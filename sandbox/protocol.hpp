@@ -22,7 +22,7 @@ using problem_list = std::vector<std::pair<std::optional<int>, std::string>>;
 // be compiled there yet, and gives that frame the compile budget).
 // `key`: code.key(), which the caller has at hand (hashing the source again costs per call).
 [[nodiscard]] std::string parse_request(std::string_view key, const parser_code& code, const parse_limits& limits,
-                                        const std::vector<stored_reading>& history,
+                                        const std::vector<stored_reading>& history, const boost::json::value& device,
                                         std::span<const packet_input> packets, bool announce);
 
 // `{:outcomes, index, [outcome, ...]}` (more to come) or `{:outcomes, index, [outcome, ...], stats}`

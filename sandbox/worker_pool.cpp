@@ -292,6 +292,7 @@ struct worker_pool::batch_result {
 
 worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& code, const parse_limits& limits,
                                                  const std::vector<stored_reading>& history,
+                                                 const boost::json::value& device,
                                                  std::span<const packet_input> packets) {
   batch_result result;
   auto& w = *s.process;
@@ -311,7 +312,7 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
     w.kill();
     return failed;
   };
-  if (!w.send(protocol::parse_request(key, code, limits, history, packets, !compiled_here), deadline)) {
+  if (!w.send(protocol::parse_request(key, code, limits, history, device, packets, !compiled_here), deadline)) {
     auto failed = fail_rest(clock::now() >= deadline ? io_status::timeout : io_status::died, "");
     result.outcomes.push_back(std::move(failed));
     return result;
@@ -377,12 +378,11 @@ worker_pool::batch_result worker_pool::run_batch(slot& s, const parser_code& cod
 }
 
 std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const parser_code& code,
-                                              const parse_limits& limits,
-                                              const std::vector<stored_reading>& last_readings,
+                                              const parse_limits& limits, const parse_context& context,
                                               std::span<const packet_input> packets, bool* compiled) {
   std::vector<parse_outcome> out;
   out.reserve(packets.size());
-  std::vector<stored_reading> history = last_readings;
+  std::vector<stored_reading> history = context.last_readings;
   bool retried_start = false;
   const auto started = clock::now();
   while (out.size() < packets.size()) {
@@ -396,7 +396,7 @@ std::vector<parse_outcome> worker_pool::parse(const std::string& mandate, const 
     }
     auto s = acquire(mandate);
     if (compiled && !s->loaded.contains(code.key())) *compiled = true;
-    auto batch = run_batch(*s, code, call_limits, history, rest);
+    auto batch = run_batch(*s, code, call_limits, history, context.device, rest);
     release(std::move(s), batch.healthy);
     if (batch.failed_to_start) {
       if (!retried_start) {

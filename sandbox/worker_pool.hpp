@@ -69,8 +69,7 @@ class worker_pool {
 
   // One outcome per packet, in order; with `limits.budget_ms`, possibly for a prefix only (at least one).
   [[nodiscard]] std::vector<parse_outcome> parse(const std::string& mandate, const parser_code& code,
-                                                 const parse_limits& limits,
-                                                 const std::vector<stored_reading>& last_readings,
+                                                 const parse_limits& limits, const parse_context& context,
                                                  std::span<const packet_input> packets, bool* compiled = nullptr);
   // Compile-time code of a parser runs during a check: it runs in a worker of `lane` (a mandate's
   // own). With `keep_worker` false the worker is stopped afterwards: nothing the code left behind
@@ -112,7 +111,8 @@ class worker_pool {
   void release(std::unique_ptr<slot> s, bool healthy);
   std::unique_ptr<worker_process> start_worker(const std::string& mandate);
   batch_result run_batch(slot& s, const parser_code& code, const parse_limits& limits,
-                         const std::vector<stored_reading>& history, std::span<const packet_input> packets);
+                         const std::vector<stored_reading>& history, const boost::json::value& device,
+                         std::span<const packet_input> packets);
   void reap_loop();
 
   pool_config config_;

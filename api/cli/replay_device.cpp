@@ -91,7 +91,15 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
 
   std::size_t total = 0, unchanged = 0, changed = 0, failed = 0, errors = 0;
   progress replayed("replay", "packets");
-  std::vector<sandbox::stored_reading> history;  // newest first, from this replay's own results
+  // History newest first, from this replay's own results; the device as the server would send it.
+  sandbox::parse_context context;
+  auto& history = context.last_readings;
+  if (pipeline::may_preload(code.source)) {
+    auto doc = records.get({storage::record_kind::device, mandate, device});
+    auto profiles = pipeline::profile_set::load(records, mandate);
+    if (!doc || !*doc || !profiles) throw std::runtime_error("cannot read the device " + device.str());
+    context.device = pipeline::parser_device_view(**doc, *profiles);
+  }
   storage::scan_options chunk{.descending = false, .limit = batch_size};
   while (true) {
     auto items = packets.page(mandate, device, chunk);
@@ -107,7 +115,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
         sources.push_back(&item);
       }
     }
-    auto outcomes = pool.parse("replay", code, limits, history, inputs);
+    auto outcomes = pool.parse("replay", code, limits, context, inputs);
     total += inputs.size();
     replayed.clear();
     if (!diff) errors += static_cast<std::size_t>(print(inputs, outcomes));

@@ -22,7 +22,7 @@ defmodule Fieldline.Bench.Runtime do
 
   @doc "Microseconds for `batches` parse requests of `packets` each, handled in this VM."
   def handle_micros(source, packets, batches) do
-    request = {:parse, "bench-runtime", source, %{"timeout_ms" => 100, "heap_words" => 4_000_000}, [], packets, false}
+    request = {:parse, "bench-runtime", source, %{"timeout_ms" => 100, "heap_words" => 4_000_000}, [], packets, false, nil}
     emit = fn _frame -> :ok end
     Fieldline.Worker.handle(request, emit)
     t0 = System.monotonic_time(:microsecond)

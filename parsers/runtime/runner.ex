@@ -121,7 +121,7 @@ defmodule Fieldline.Runner do
 
     outcome =
       try do
-        case Fieldline.Normalize.readings(module.parse(payload, meta)) do
+        case Fieldline.Normalize.readings(module.parse(payload, Fieldline.Preloads.for_parser(module, meta))) do
           {:ok, readings} ->
             if :erlang.external_size(readings) > @max_result_bytes,
               do: {:error, :parse_error, "readings of one packet exceed #{@max_result_bytes} bytes"},

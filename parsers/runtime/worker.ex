@@ -7,7 +7,7 @@ defmodule Fieldline.Worker do
 
     {:ping}                                              -> {:pong, stats}
     {:check, source}                                     -> {:checked, :ok | {:error, [{line, msg}]}}
-    {:parse, key, source, limits, last_readings, packets, announce}
+    {:parse, key, source, limits, last_readings, packets, announce, device}
         -> {:ready} once compiled (only when `announce`: the host then expects it), then
            {:outcomes, i, [outcome]} as packets finish (i: the first one's index; several when
            they finished together), the last one as {:outcomes, i, [outcome], stats};
@@ -21,7 +21,8 @@ defmodule Fieldline.Worker do
 
   Packets arrive as tuples `{id, device_id, payload_encoding, payload, meta, transceived_at (µs),
   packet_type}` (a tuple is cheaper than a map to encode and decode, on every packet), stored
-  readings as maps with string keys (`data`, `measured_at`). An outcome is `{:ok, readings, logs}`
+  readings as maps with string keys (`data`, `measured_at`), `device` as nil or the device's JSON
+  object (sent only to parsers that may preload it: `Fieldline.Preloads`). An outcome is `{:ok, readings, logs}`
   (readings as `Fieldline.Normalize` makes them: `{data, measured_at, location, fields}`) or
   `{:error, kind, message, logs}`. `stats` (`atoms`, `memory`) let the host recycle a worker whose
   atom table or memory grows.
@@ -94,13 +95,14 @@ defmodule Fieldline.Worker do
 
   def handle({:check, source}, emit), do: emit.({:checked, Fieldline.Compiler.check(source)})
 
-  def handle({:parse, key, source, limits, last_readings, packets, announce}, emit) do
+  def handle({:parse, key, source, limits, last_readings, packets, announce, device}, emit) do
     case Fieldline.Compiler.load(key, source) do
       {:ok, module} ->
         if announce, do: emit.({:ready})
         history = Enum.map(last_readings, &stored_reading/1)
         Process.put(:fieldline_atom_budget, @atoms_per_call)
-        inputs = Enum.map(packets, &parser_input/1)
+        device = Fieldline.Preloads.device(device)
+        inputs = Enum.map(packets, &parser_input(&1, device))
         total = length(inputs)
 
         finished =
@@ -139,7 +141,7 @@ defmodule Fieldline.Worker do
     do: %{data: data, measured_at: DateTime.from_unix!(us, :microsecond)}
 
   @doc "The payload and meta a parser sees for a packet (parser-contract.md, The meta argument)."
-  def parser_input({id, device_id, encoding, payload, packet_meta, transceived_at, packet_type})
+  def parser_input({id, device_id, encoding, payload, packet_meta, transceived_at, packet_type}, device \\ nil)
       when is_integer(transceived_at) do
     meta = %{
       meta: atomize_keys(packet_meta || %{}),
@@ -150,13 +152,18 @@ defmodule Fieldline.Worker do
       packet_id: id
     }
 
-    {payload, meta}
+    {payload, if(device, do: Map.put(meta, :device, device), else: meta)}
   end
 
   # JSON object keys that look like identifiers become atoms (parsers write meta.meta.frame_port);
   # others stay strings. Atoms are never collected, so a call may create at most @atoms_per_call new
   # ones (keys past that stay strings) and the host recycles a worker whose atom count grows past
   # its bound, far below the VM's limit.
+  @doc false
+  def meta_key(k), do: atom_key(k)
+  @doc false
+  def meta_value(v), do: atomize_keys(v)
+
   defp atomize_keys(%{} = map) do
     Map.new(map, fn {k, v} -> {atom_key(k), atomize_keys(v)} end)
   end

@@ -153,4 +153,33 @@ TEST_F(parsing, deleting_a_packet_with_remove_readings_removes_its_readings) {
   EXPECT_EQ(readings().size(), 1u);  // without remove_readings the readings stay
 }
 
+// parser-contract.md: a parser whose preloads/0 asks for the device finds it in meta.device, with
+// its location's coordinates as {lon, lat} and its profile values as {slug => {field => value}}.
+TEST_F(parsing, a_parser_that_preloads_the_device_sees_its_location_and_profile_values) {
+  make_status_profile(100);
+  const std::string code = R"(defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: [device: []]
+  def parse(_payload, meta) do
+    {lon, lat} = meta.device.location.coordinates
+    %{name: meta.device.name, lon: lon, lat: lat, last_v: get(meta, [:device, :fields, "status", "last_v"])}
+  end
+end
+)";
+  auto parser = call("POST", "/admin/v1/mandates/" + mandate_ + "/parsers", superadmin_,
+                     json::object{{"parser", json::object{{"name", "pre"}, {"language", "ex"}, {"code", code}}}});
+  ASSERT_EQ(parser.status, 201) << parser.text;
+  auto edited = call(
+      "PATCH", "/api/v1/devices/" + device_, key_,
+      json::object{{"device", json::object{{"parser_id", parser.id()},
+                                           {"location", json::object{{"type", "Point"}, {"coordinates", {9.5, 47.1}}}},
+                                           {"fields", json::object{{"status", {{"last_v", 42}}}}}}}});
+  ASSERT_EQ(edited.status, 200) << edited.text;
+  send("01", "2024-05-01T10:00:00Z");
+  parse_all();
+  auto list = readings();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].at("data"), json::parse(R"({"name":"meter","lon":9.5,"lat":47.1,"last_v":42})")) << list[0];
+}
+
 }  // namespace fl::testing

@@ -34,7 +34,7 @@ std::vector<std::string> rogue(const std::string& on_parse) {
       "Send = fun(T) -> port_command(P, term_to_binary(T)) end, "
       "(fun Loop() -> receive {P, {data, B}} -> case binary_to_term(B) of "
       "{ping} -> Send({pong, #{}}), Loop(); "
-      "{parse, _, _, _, _, Pk, Announce} -> Announce andalso Send({ready}), "
+      "{parse, _, _, _, _, Pk, Announce, _Device} -> Announce andalso Send({ready}), "
       "case length(Pk) of 1 -> Send({outcomes, 0, [{ok, [], []}], #{}}), Loop(); "
       "_ -> Send({outcomes, 0, [{ok, [], []}]}), " +
       on_parse + " end end end end)() end).";

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/json/parse.hpp>
 
 #include "sandbox_fixture.hpp"
 
@@ -109,6 +110,78 @@ TEST(worker_pool, a_call_starts_no_packet_after_its_budget_ran_out) {
   auto all = shared_pool().parse("budget", {spinning_parser}, {.timeout_ms = 20}, {},
                                  std::span(batch.data(), 4));  // no budget: every packet
   EXPECT_EQ(all.size(), 4u);
+}
+
+namespace {
+
+const char* const preloading_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: [device: []]
+  def parse(_payload, meta) do
+    {lon, lat} = meta.device.location.coordinates
+    %{name: meta.device.name, lon: lon, lat: lat, mode: get(meta, [:device, :meta, :mode]),
+      last_v: meta.device.fields["status"]["last_v"]}
+  end
+end
+)";
+
+const char* const not_preloading_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: []
+  def parse(_payload, meta), do: %{has_device: Map.has_key?(meta, :device)}
+end
+)";
+
+// preloads/0 is parser code: it runs under the packet's deadline like parse/2.
+const char* const spinning_preloads_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: spin(0)
+  defp spin(n), do: spin(n + 1)
+  def parse(_payload, _meta), do: %{ok: true}
+end
+)";
+
+sandbox::parse_context with_device() {
+  sandbox::parse_context context;
+  context.device = boost::json::parse(R"({"id":"d-1","name":"Meter 7","slug":"meter-7","meta":{"mode":"eco"},
+      "location":{"type":"Point","coordinates":[13.4,52.5]},"fields":{"status":{"last_v":4}}})");
+  return context;
+}
+
+}  // namespace
+
+TEST(worker_pool, meta_device_is_there_for_a_parser_whose_preloads_ask_for_it) {
+  auto out = shared_pool().parse("preloads", {preloading_parser}, {.timeout_ms = 2000}, with_device(),
+                                 std::vector{binary_packet("x")});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
+  ASSERT_EQ(out[0].readings.size(), 1u);
+  EXPECT_EQ(out[0].readings[0].data,
+            boost::json::parse(R"({"name":"Meter 7","lon":13.4,"lat":52.5,"mode":"eco","last_v":4})"));
+}
+
+TEST(worker_pool, meta_device_is_left_out_when_preloads_do_not_name_it) {
+  auto out = shared_pool().parse("preloads", {not_preloading_parser}, {.timeout_ms = 2000}, with_device(),
+                                 std::vector{binary_packet("x")});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
+  ASSERT_EQ(out[0].readings.size(), 1u);
+  EXPECT_EQ(out[0].readings[0].data.at("has_device"), false);
+}
+
+TEST(worker_pool, preloads_that_never_return_time_out_like_a_parse) {
+  auto out = shared_pool().parse("preloads", {spinning_preloads_parser}, {.timeout_ms = 50}, with_device(),
+                                 std::vector{binary_packet("x"), binary_packet("y")});
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& o : out) EXPECT_EQ(o.kind, outcome_kind::timeout) << o.message;
+  // The worker lives on: the next call parses.
+  auto next = shared_pool().parse("preloads", {not_preloading_parser}, {.timeout_ms = 2000}, with_device(),
+                                  std::vector{binary_packet("x")});
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].kind, outcome_kind::ok) << next[0].message;
 }
 
 }  // namespace fl::testing
