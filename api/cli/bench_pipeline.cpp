@@ -20,6 +20,7 @@
 
 #include "api/cli/bench_rig.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/nginx_baseline.hpp"
 #include "api/cli/progress.hpp"
 #include "api/cli/wrk_load.hpp"
 #include "api/http/client.hpp"
@@ -46,99 +47,6 @@ double since(clock::time_point start) {
   return std::chrono::duration<double>(clock::now() - start).count();
 }
 
-// ---- shared: nginx and the generator's ceiling ----
-
-std::uint16_t free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  (void)::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);  // failing, getsockname says port 0
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// True once something accepts connections on 127.0.0.1:`port`.
-bool accepts(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// nginx serving `body` as /page.json and three bytes as /tiny.txt (for the load generator's own
-// ceiling) on loopback; stopped on destruction.
-struct nginx_process {
-  scratch_dir dir;
-  std::uint16_t port = 0;
-  std::unique_ptr<sandbox::child_process> process;
-  explicit nginx_process(const std::string& body) {
-    std::filesystem::create_directories(dir.path / "www");
-    std::filesystem::permissions(dir.path, std::filesystem::perms::all, std::filesystem::perm_options::add);
-    { std::ofstream(dir.path / "www" / "page.json") << body; }
-    { std::ofstream(dir.path / "www" / "tiny.txt") << "ok\n"; }
-    port = free_port();
-    std::ofstream(dir.path / "nginx.conf")
-        << "daemon off; worker_processes 2; pid " << (dir.path / "nginx.pid").string() << "; error_log "
-        << (dir.path / "error.log").string() << ";\n"
-        << "events { worker_connections 1024; }\n"
-        << "http { access_log off; keepalive_requests 1000000; client_body_temp_path " << dir.path.string() << ";\n"
-        << "  server { listen 127.0.0.1:" << port << "; root " << (dir.path / "www").string() << ";\n"
-        << "    location / { default_type application/json; } } }\n";
-    const auto nginx = sandbox::find_program("nginx");
-    if (!nginx) throw std::runtime_error("nginx is not installed (scripts/deps installs it)");
-    process = std::make_unique<sandbox::child_process>(
-        sandbox::child_spec{.program = *nginx,
-                            .args = {"-c", (dir.path / "nginx.conf").string(), "-p", dir.path.string()},
-                            .out = sandbox::child_output::file,
-                            .err = sandbox::child_output::file,
-                            .output_file = dir.path / "nginx.out"});
-    const auto deadline = clock::now() + std::chrono::seconds(10);
-    while (!accepts(port)) {
-      if (clock::now() > deadline || process->exited())
-        throw std::runtime_error("nginx did not start (see " + (dir.path / "error.log").string() + ")");
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition: nginx says nothing when ready
-    }
-  }
-  ~nginx_process() {
-    if (process && !process->exited()) {
-      process->signal(SIGQUIT);  // graceful: its workers finish and it removes its pid file
-      process->wait();
-    }
-  }
-  nginx_process(const nginx_process&) = delete;
-  nginx_process& operator=(const nginx_process&) = delete;
-  [[nodiscard]] std::string url(const char* path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
-};
-
-json::object load_figures(const wrk_report& r) {
-  return json::object{{"requests_per_s", r.requests_per_s},
-                      {"p50_ms", r.p50_ms},
-                      {"p99_ms", r.p99_ms},
-                      {"requests", r.requests},
-                      {"failures", r.failures()}};
-}
-
-// What wrk itself can do on this machine: nginx answering three bytes, same connections and length.
-// nullopt when nginx cannot run (`error` says why).
-std::optional<wrk_report> generator_ceiling(std::size_t connections, std::size_t seconds, std::string& error) {
-  try {
-    nginx_process nginx("{}");
-    return run_wrk({.url = nginx.url("/tiny.txt"), .connections = connections, .seconds = seconds});
-  } catch (const wrk_missing&) {
-    throw;
-  } catch (const std::exception& e) {
-    error = e.what();
-    return std::nullopt;
-  }
-}
-
 // ---- ingest ----
 
 struct ingest_figures {
@@ -147,32 +55,6 @@ struct ingest_figures {
   double p99_ms = 0;
   std::size_t failures = 0;
 };
-
-// A wrk script POSTing `body` to `targets` in turn, each wrk thread starting elsewhere in the list.
-std::string post_script(const std::vector<std::string>& targets, const std::string& body) {
-  const auto quoted = [](const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
-    return out + "\"";
-  };
-  std::string lua = "local targets = {";
-  for (const auto& t : targets) lua += quoted(t) + ",";
-  lua +=
-      "}\n"
-      "wrk.method = \"POST\"\n"
-      "wrk.body = " +
-      quoted(body) +
-      "\n"
-      "wrk.headers[\"content-type\"] = \"application/json\"\n"
-      "local threads = 0\n"
-      "function setup(thread) thread:set(\"first\", threads * 7919); threads = threads + 1 end\n"
-      "local n = 0\n"
-      "function request()\n"
-      "  n = n + 1\n"
-      "  return wrk.format(nil, targets[((first or 0) + n) % #targets + 1])\n"
-      "end\n";
-  return lua;
-}
 
 // What RocksDB alone can do with this work: for every packet one synced write of the keys the
 // ingest puts for it, each once, with the documents it stored, from `connections` threads. With a
@@ -284,18 +166,6 @@ ingest_figures measure_ingest(std::size_t seconds, std::size_t connections, std:
 
 // `--mandates N`: the same load spread over N mandates, measured after the single-mandate run, as a
 // ratio to it (the cost of one sandbox worker per mandate).
-json::value ceiling_json(const std::optional<wrk_report>& ceiling) {
-  return ceiling ? json::value(load_figures(*ceiling)) : json::value(nullptr);
-}
-
-void print_ceiling(const std::optional<wrk_report>& ceiling, const std::string& error) {
-  if (ceiling)
-    std::printf("  generator ceiling (wrk -> nginx, 3 bytes) %8.0f req/s  p99 %.2f ms\n", ceiling->requests_per_s,
-                ceiling->p99_ms);
-  else
-    std::printf("  generator ceiling unavailable: %s\n", error.c_str());
-}
-
 int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connections, std::size_t mandates) {
   progress steps("bench ingest", "steps", 7);
   const auto single = measure_ingest(seconds, connections, 1, steps);

@@ -1,7 +1,8 @@
-// `fieldline bench push` (issue 9): the ingest of `bench ingest` (packets over HTTP, parsed into
+// `fieldline bench push` (issue 9): the ingest of `bench ingest` (packets POSTed by wrk, parsed into
 // readings by a real parser) with 1,000 websocket subscribers attached, against the same server's
-// runs without them just before and after. Measures the ingest-to-frame latency of packets (POST sent -> packet_added
-// frame received), the frames delivered per second, and ingest throughput with subscribers / without.
+// runs without them just before and after; wrk's own ceiling (nginx, three bytes) is printed beside. Measures the
+// ingest-to-frame latency of packets (POST sent -> packet_added frame received), the frames delivered per second, and
+// ingest throughput with subscribers / without.
 //
 // Layout: `--devices` devices spread over 10 folders; each request goes to the next device. The
 // subscribers: 90 % device scope (one per device, round robin), 9 % folder scope, 1 % mandate scope,
@@ -28,9 +29,12 @@
 
 #include "api/cli/bench_rig.hpp"
 #include "api/cli/commands.hpp"
+#include "api/cli/nginx_baseline.hpp"
 #include "api/cli/progress.hpp"
+#include "api/cli/wrk_load.hpp"
 #include "core/json_out.hpp"
 #include "core/thread_name.hpp"
+#include "storage/packets.hpp"
 
 namespace fl::cli {
 
@@ -191,13 +195,14 @@ class subscriber_set {
 };
 
 struct push_run {
+  std::size_t packets = 0;  // answered to wrk in the run
   double ingested_per_s = 0;
   std::size_t failures = 0;
   std::size_t frames = 0;
   double frames_per_s = 0;
   load_result latency;                          // packet frames only
   double accept_p50_ms = 0, accept_p99_ms = 0;  // the POSTs themselves (answered once durable)
-  double cpu_us_per_packet = 0;                 // this process's CPU (not the sandbox workers') per packet
+  double cpu_us_per_packet = 0;                 // this process's CPU (not wrk's, nor the sandbox workers') per packet
   std::size_t closed = 0;
 };
 
@@ -210,7 +215,8 @@ struct push_phases {
   std::size_t expected_frames = 0;  // what the subscribers of the run with them should get
 };
 
-push_phases measure(std::size_t packets, std::size_t connections, std::size_t device_count, std::size_t subscribers) {
+push_phases measure(std::size_t seconds, std::size_t connections, std::size_t device_count, std::size_t subscribers) {
+  require_wrk();
   progress steps("bench push", "steps", 4);
   steps.set_note("set-up, warm-up");
   bench_server server;
@@ -235,27 +241,49 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
     targets.push_back("/api/v1/devices/" + devices.back() + "/packets?auth=" + key);
   }
   const std::vector<std::pair<std::string, std::string>> headers{{"content-type", "application/json"}};
+  // Each packet carries its send time (this process's steady clock: wrk stamps CLOCK_MONOTONIC).
+  const std::string body =
+      R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1,"sent_us":)" +
+      std::string(sent_us_placeholder) + "}}}";
   const auto post = [&](std::size_t, std::size_t i) {
-    return request_spec{
-        "POST", targets[i % device_count],
-        R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1,"sent_us":)" +
-            std::to_string(now_us()) + "}}}"};
+    return request_spec{"POST", targets[i % device_count],
+                        R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})"};
   };
   // Warm-up as in bench ingest: workers booted and the parser compiled before the clock starts.
   if (run_load(server.port(), connections, connections, headers, post).failures ||
       !server.app().parsing.wait_idle(std::chrono::minutes(1)))
     throw std::runtime_error("warm-up failed");
 
-  // One phase: `packets` sent, until parsed; with `subs` attached, until their frames stopped coming.
+  // Packets stored per device so far: wrk counts the answers it read, not what the server stored
+  // of requests still in flight when it stopped, so the frames owed are counted from the store.
+  storage::packets stored(server.db());
+  const auto mandate_id = *uuid::parse(mandate);
+  const auto packets_per_device = [&] {
+    std::vector<std::uint64_t> counts;
+    for (const auto& d : devices) {
+      auto n = stored.count(mandate_id, *uuid::parse(d));
+      if (!n) throw std::runtime_error(n.error().message);
+      counts.push_back(*n);
+    }
+    return counts;
+  };
+
+  // One phase: wrk POSTs for `seconds`, then until parsed; with `subs` attached, until their frames
+  // stopped coming.
   const auto phase = [&](subscriber_set* subs) {
     push_run r;
     const double cpu_before = process_cpu_seconds();
     const auto start = clock::now();
-    auto load = run_load(server.port(), connections, packets, headers, post);
-    r.failures = load.failures;
-    r.accept_p50_ms = load.percentile_ms(0.5);
-    r.accept_p99_ms = load.percentile_ms(0.99);
+    const auto load = run_wrk({.url = "http://127.0.0.1:" + std::to_string(server.port()) + targets[0],
+                               .connections = connections,
+                               .seconds = seconds,
+                               .lua_script = post_script(targets, body)});
+    r.packets = load.requests;
+    r.failures = load.failures();
+    r.accept_p50_ms = load.p50_ms;
+    r.accept_p99_ms = load.p99_ms;
     if (!server.app().parsing.wait_idle(std::chrono::minutes(10))) throw std::runtime_error("parsing did not finish");
+    const std::size_t packets = std::max<std::size_t>(r.packets, 1);
     r.ingested_per_s = static_cast<double>(packets) / std::chrono::duration<double>(clock::now() - start).count();
     r.cpu_us_per_packet = (process_cpu_seconds() - cpu_before) * 1e6 / static_cast<double>(packets);
     if (!subs) return r;
@@ -295,8 +323,10 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
       if (!subs.open(server.port(), path, key)) throw std::runtime_error("a subscriber could not connect: " + path);
     }
     subs.start();
+    const auto before = packets_per_device();
     out.with = phase(&subs);
-    for (std::size_t i = 0; i < packets; ++i) out.expected_frames += followers[i % device_count];
+    const auto after = packets_per_device();
+    for (std::size_t d = 0; d < device_count; ++d) out.expected_frames += (after[d] - before[d]) * followers[d];
   }
   steps.update(3, "ingest without subscribers, again");
   out.after = phase(nullptr);
@@ -304,9 +334,11 @@ push_phases measure(std::size_t packets, std::size_t connections, std::size_t de
   return out;
 }
 
-int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::size_t devices,
+int bench_push(bool as_json, std::size_t seconds, std::size_t connections, std::size_t devices,
                std::size_t subscribers) {
-  const auto phases = measure(packets, connections, devices, subscribers);
+  const auto phases = measure(seconds, connections, devices, subscribers);
+  std::string ceiling_error;
+  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
   const auto& with = phases.with;
   const double without_per_s = (phases.before.ingested_per_s + phases.after.ingested_per_s) / 2;
   const double ratio = with.ingested_per_s / without_per_s;
@@ -315,7 +347,9 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
   if (as_json) {
     std::printf("%s\n", to_json(json::object{{"benchmark", "push"},
                                              {"cores", std::thread::hardware_concurrency()},
-                                             {"packets", packets},
+                                             {"load_generator", "wrk"},
+                                             {"seconds", seconds},
+                                             {"packets_with", with.packets},
                                              {"connections", connections},
                                              {"devices", devices},
                                              {"subscribers", subscribers},
@@ -337,15 +371,17 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
                                              {"cpu_us_per_packet_with", with.cpu_us_per_packet},
                                              {"accept_p50_ms", with.accept_p50_ms},
                                              {"accept_p99_ms", with.accept_p99_ms},
+                                             {"generator_ceiling", ceiling_json(ceiling)},
                                              {"sockets_closed", with.closed},
                                              {"failures", failures}})
                             .c_str());
   } else {
-    std::printf("fieldline bench push  (%u cores, %zu packets, %zu connections, %zu devices, %zu subscribers)\n",
-                std::thread::hardware_concurrency(), packets, connections, devices, subscribers);
+    std::printf("fieldline bench push  (%u cores, wrk, %zu s per run, %zu connections, %zu devices, %zu subscribers)\n",
+                std::thread::hardware_concurrency(), seconds, connections, devices, subscribers);
     std::printf("  ingested without subscribers         %11.0f packets/s  (mean of %.0f before and %.0f after)\n",
                 without_per_s, phases.before.ingested_per_s, phases.after.ingested_per_s);
-    std::printf("  ingested with subscribers            %11.0f packets/s\n", with.ingested_per_s);
+    std::printf("  ingested with subscribers            %11.0f packets/s  (%zu packets)\n", with.ingested_per_s,
+                with.packets);
     std::printf("  with / without                      %12.3f   (target 0.90)\n", ratio);
     std::printf("  frames delivered                     %11zu of %zu  (%.0f frames/s)\n", with.frames,
                 phases.expected_frames, with.frames_per_s);
@@ -356,6 +392,7 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
     std::printf("  of which the POST itself (accept)    p50 %.1f ms  p99 %.1f ms\n", with.accept_p50_ms,
                 with.accept_p99_ms);
     if (with.closed > 0) std::printf("  sockets closed by the server          %11zu\n", with.closed);
+    print_ceiling(ceiling, ceiling_error);
   }
   return failures == 0 && with.closed == 0 && with.frames == phases.expected_frames ? 0 : 1;
 }
@@ -365,16 +402,16 @@ int bench_push(bool as_json, std::size_t packets, std::size_t connections, std::
 void add_push_benchmark(CLI::App& bench) {
   struct args {
     bool json = false;
-    std::size_t packets = 20'000, connections = 64, devices = 1000, subscribers = 1000;
+    std::size_t seconds = 5, connections = 64, devices = 1000, subscribers = 1000;
   };
   auto a = std::make_shared<args>();
   auto* push = bench.add_subcommand("push", "Ingest with 1,000 websocket subscribers vs without; push latency");
   push->add_flag("--json", a->json, "Print the figures as one JSON object");
-  push->add_option("--packets", a->packets, "Packets to send")->capture_default_str();
+  push->add_option("--seconds", a->seconds, "Length of each of the three ingest runs (wrk)")->capture_default_str();
   push->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
   push->add_option("--devices", a->devices, "Devices the packets go to, round robin")->capture_default_str();
   push->add_option("--subscribers", a->subscribers, "Websocket subscribers")->capture_default_str();
-  push->callback([a] { std::exit(bench_push(a->json, a->packets, a->connections, a->devices, a->subscribers)); });
+  push->callback([a] { std::exit(bench_push(a->json, a->seconds, a->connections, a->devices, a->subscribers)); });
 }
 
 }  // namespace fl::cli

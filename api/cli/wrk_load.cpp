@@ -54,4 +54,48 @@ wrk_report run_wrk(const wrk_run& run) {
   return *report;
 }
 
+std::string post_script(const std::vector<std::string>& targets, const std::string& body) {
+  const auto quoted = [](std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) out += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+  };
+  std::string lua = "local targets = {";
+  for (const auto& t : targets) lua += quoted(t) + ",";
+  lua +=
+      "}\n"
+      "wrk.method = \"POST\"\n"
+      "wrk.headers[\"content-type\"] = \"application/json\"\n"
+      "local threads = 0\n"
+      "function setup(thread) thread:set(\"first\", threads * 7919); threads = threads + 1 end\n"
+      "local n = 0\n";
+  const auto stamp = body.find(sent_us_placeholder);
+  if (stamp == std::string::npos) {
+    lua += "wrk.body = " + quoted(body) +
+           "\n"
+           "function request()\n"
+           "  n = n + 1\n"
+           "  return wrk.format(nil, targets[((first or 0) + n) % #targets + 1])\n"
+           "end\n";
+    return lua;
+  }
+  lua += "local before = " + quoted(std::string_view(body).substr(0, stamp)) +
+         "\n"
+         "local after = " +
+         quoted(std::string_view(body).substr(stamp + sent_us_placeholder.size())) +
+         "\n"
+         "local ffi = require(\"ffi\")\n"
+         "ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } fl_timespec;\n"
+         "           int clock_gettime(int clock, fl_timespec *now); ]]\n"
+         "local now = ffi.new(\"fl_timespec\")\n"
+         "function request()\n"
+         "  n = n + 1\n"
+         "  ffi.C.clock_gettime(1, now)\n"  // CLOCK_MONOTONIC
+         "  local us = tonumber(now.tv_sec) * 1000000 + math.floor(tonumber(now.tv_nsec) / 1000)\n"
+         "  return wrk.format(nil, targets[((first or 0) + n) % #targets + 1], nil,\n"
+         "                    before .. string.format(\"%d\", us) .. after)\n"
+         "end\n";
+  return lua;
+}
+
 }  // namespace fl::cli

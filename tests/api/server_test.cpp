@@ -8,7 +8,6 @@
 #include <thread>
 
 #include <poll.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "api/http/client.hpp"
@@ -313,37 +312,6 @@ TEST_F(server, keep_alive_between_requests_waits_for_the_idle_timeout_not_the_he
   EXPECT_FALSE(c.wait_closed(2500ms));  // well past the header deadline, far from the 75 s idle timeout
   ASSERT_TRUE(c.send(list_mandates()));
   EXPECT_EQ(c.read_response(5s).status, 200);
-}
-
-TEST_F(server, out_of_descriptors_the_listener_pauses_instead_of_spinning_then_recovers) {
-  rlimit saved{};
-  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
-  // Only the lowest free descriptor may be opened: the client's socket takes it, the accept finds none.
-  const int lowest_free = ::dup(0);
-  ASSERT_GE(lowest_free, 0);
-  ::close(lowest_free);
-  rlimit tight = saved;
-  tight.rlim_cur = static_cast<rlim_t>(lowest_free) + 1;
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
-  struct restore {
-    rlimit limit;
-    ~restore() { ::setrlimit(RLIMIT_NOFILE, &limit); }
-  } restore_on_exit{saved};
-
-  raw_connection c(server_->port());
-  ASSERT_TRUE(c.connected());
-  ASSERT_TRUE(c.send(list_mandates()));
-  rusage before{}, after{};
-  ::getrusage(RUSAGE_SELF, &before);
-  EXPECT_EQ(c.read_response(500ms).status, 0);  // not accepted while there is no descriptor
-  ::getrusage(RUSAGE_SELF, &after);
-  const auto cpu_us = [](const rusage& r) {
-    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1'000'000L + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
-  };
-  EXPECT_LT(cpu_us(after) - cpu_us(before), 100'000L) << "the accept loop spins";
-
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
-  EXPECT_EQ(c.read_response(5s).status, 200);  // accepted on the next try
 }
 
 TEST_F(server, stop_closes_idle_keep_alive_connections_and_returns) {

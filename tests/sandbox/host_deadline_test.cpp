@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sandbox_fixture.hpp"
+#include "support/proc_stat.hpp"
 
 namespace fl::testing {
 
@@ -204,22 +205,6 @@ bool dead(pid_t pid) {
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto close = text.rfind(')');
   return text.empty() || close == std::string::npos || text.substr(close + 2, 1) == "Z";
-}
-
-// User + system CPU ticks the process used so far.
-long cpu_ticks(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = text.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(text.substr(close + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stol(field);
-    if (i == 15) stime = std::stol(field);
-  }
-  return utime + stime;
 }
 
 }  // namespace

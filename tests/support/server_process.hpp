@@ -17,6 +17,7 @@
 
 #include "api/http/client.hpp"
 #include "sandbox/child_process.hpp"
+#include "support/proc_stat.hpp"
 
 namespace fl::testing {
 
@@ -79,14 +80,6 @@ inline std::string superadmin_key(const std::filesystem::path& data) {
 inline std::string created_id(const api::client_response& r) {
   EXPECT_LT(r.status, 300) << r.body;
   return std::string(boost::json::parse(r.body).at("body").at("id").as_string());
-}
-
-// The server's resident set size in KiB (VmRSS), 0 if unknown.
-inline long resident_kib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  return 0;
 }
 
 }  // namespace fl::testing
