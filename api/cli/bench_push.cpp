@@ -244,7 +244,7 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
   // Each packet carries its send time (this process's steady clock: wrk stamps CLOCK_MONOTONIC).
   const std::string body =
       R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1,"sent_us":)" +
-      std::string(sent_us_placeholder) + "}}}";
+      std::string(send_time_token) + "}}}";
   const auto post = [&](std::size_t, std::size_t i) {
     return request_spec{"POST", targets[i % device_count],
                         R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})"};

@@ -69,7 +69,7 @@ std::string post_script(const std::vector<std::string>& targets, const std::stri
       "local threads = 0\n"
       "function setup(thread) thread:set(\"first\", threads * 7919); threads = threads + 1 end\n"
       "local n = 0\n";
-  const auto stamp = body.find(sent_us_placeholder);
+  const auto stamp = body.find(send_time_token);
   if (stamp == std::string::npos) {
     lua += "wrk.body = " + quoted(body) +
            "\n"
@@ -82,7 +82,7 @@ std::string post_script(const std::vector<std::string>& targets, const std::stri
   lua += "local before = " + quoted(std::string_view(body).substr(0, stamp)) +
          "\n"
          "local after = " +
-         quoted(std::string_view(body).substr(stamp + sent_us_placeholder.size())) +
+         quoted(std::string_view(body).substr(stamp + send_time_token.size())) +
          "\n"
          "local ffi = require(\"ffi\")\n"
          "ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } fl_timespec;\n"

@@ -35,12 +35,13 @@ struct wrk_run {
 // Throws wrk_missing now rather than after a long set-up.
 void require_wrk();
 
-// Where post_script puts the send time: the request's own CLOCK_MONOTONIC microseconds, the clock
-// of std::chrono::steady_clock, so that a receiver in this process can time what the request caused.
-inline constexpr std::string_view sent_us_placeholder = "@SENT_US@";
+// A token in a POST body that post_script replaces, per request, with the request's send time:
+// CLOCK_MONOTONIC microseconds, the clock of std::chrono::steady_clock, so that a receiver in this
+// process can time what the request caused.
+inline constexpr std::string_view send_time_token = "@SENT_US@";
 
 // A wrk script POSTing `body` (JSON) to `targets` in turn, each wrk thread starting elsewhere in the
-// list. A `body` holding sent_us_placeholder gets it replaced per request (through LuaJIT's FFI).
+// list. A `body` holding send_time_token gets it replaced per request (through LuaJIT's FFI).
 [[nodiscard]] std::string post_script(const std::vector<std::string>& targets, const std::string& body);
 
 }  // namespace fl::cli

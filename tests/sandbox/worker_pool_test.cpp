@@ -153,23 +153,41 @@ sandbox::parse_context with_device() {
 
 }  // namespace
 
+// The data of the one reading `parser` makes of one packet with `context`; null when it made none.
+boost::json::value one_reading(const char* parser, const sandbox::parse_context& context) {
+  auto out = shared_pool().parse("preloads", {parser}, {.timeout_ms = 5000}, context, std::vector{binary_packet("x")});
+  if (out.size() != 1 || out[0].kind != outcome_kind::ok || out[0].readings.size() != 1) {
+    ADD_FAILURE() << (out.empty() ? std::string("no outcome") : out[0].message);
+    return nullptr;
+  }
+  return out[0].readings[0].data;
+}
+
 TEST(worker_pool, meta_device_is_there_for_a_parser_whose_preloads_ask_for_it) {
-  auto out = shared_pool().parse("preloads", {preloading_parser}, {.timeout_ms = 2000}, with_device(),
-                                 std::vector{binary_packet("x")});
-  ASSERT_EQ(out.size(), 1u);
-  ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
-  ASSERT_EQ(out[0].readings.size(), 1u);
-  EXPECT_EQ(out[0].readings[0].data,
+  EXPECT_EQ(one_reading(preloading_parser, with_device()),
             boost::json::parse(R"({"name":"Meter 7","lon":13.4,"lat":52.5,"mode":"eco","last_v":4})"));
 }
 
 TEST(worker_pool, meta_device_is_left_out_when_preloads_do_not_name_it) {
-  auto out = shared_pool().parse("preloads", {not_preloading_parser}, {.timeout_ms = 2000}, with_device(),
-                                 std::vector{binary_packet("x")});
-  ASSERT_EQ(out.size(), 1u);
-  ASSERT_EQ(out[0].kind, outcome_kind::ok) << out[0].message;
-  ASSERT_EQ(out[0].readings.size(), 1u);
-  EXPECT_EQ(out[0].readings[0].data.at("has_device"), false);
+  EXPECT_EQ(one_reading(not_preloading_parser, with_device()), boost::json::parse(R"({"has_device":false})"));
+}
+
+// A tenant controls its device's meta: its keys become atoms under the same per-call budget as a
+// packet's meta keys (atoms are never collected), the rest stay strings.
+const char* const device_atom_counting_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: [device: []]
+  def parse(_payload, meta), do: %{atom_keys: meta.device.meta |> Map.keys() |> Enum.count(&is_atom/1)}
+end
+)";
+
+TEST(worker_pool, a_device_meta_flood_makes_atoms_only_up_to_the_budget_per_call) {
+  sandbox::parse_context context = with_device();
+  auto& meta = context.device.as_object()["meta"].emplace_object();
+  const std::string prefix = "dev" + std::to_string(::getpid()) + "_";
+  for (int i = 0; i < 15'000; ++i) meta[prefix + std::to_string(i)] = 1;
+  EXPECT_EQ(one_reading(device_atom_counting_parser, context), boost::json::parse(R"({"atom_keys":10000})"));
 }
 
 TEST(worker_pool, preloads_that_never_return_time_out_like_a_parse) {
