@@ -202,4 +202,31 @@ TEST(worker_pool, preloads_that_never_return_time_out_like_a_parse) {
   EXPECT_EQ(next[0].kind, outcome_kind::ok) << next[0].message;
 }
 
+// preloads/0 that raises, or answers something that is not a list: the packet fails as a parse
+// error (raise) or gets no device (anything else); the worker is not disturbed either way.
+const char* const raising_preloads_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: raise("no preloads today")
+  def parse(_payload, _meta), do: %{ok: true}
+end
+)";
+
+const char* const odd_preloads_parser = R"(
+defmodule Parser do
+  use Platform.Parsing.Behaviour
+  def preloads, do: %{device: true}
+  def parse(_payload, meta), do: %{has_device: Map.has_key?(meta, :device)}
+end
+)";
+
+TEST(worker_pool, preloads_that_raise_fail_the_packet_as_a_parse_error) {
+  auto out = shared_pool().parse("preloads", {raising_preloads_parser}, {.timeout_ms = 2000}, with_device(),
+                                 std::vector{binary_packet("x")});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, outcome_kind::parse_error);
+  EXPECT_NE(out[0].message.find("no preloads today"), std::string::npos) << out[0].message;
+  EXPECT_EQ(one_reading(odd_preloads_parser, with_device()), boost::json::parse(R"({"has_device":false})"));
+}
+
 }  // namespace fl::testing
