@@ -52,7 +52,13 @@ std::vector<bind_mount> runtime_mounts(const std::filesystem::path& runtime_ebin
   const auto consolidated = runtime_ebin.parent_path() / "consolidated";
   if (!std::filesystem::exists(consolidated / "Elixir.Enumerable.beam"))
     throw std::runtime_error("consolidated protocols not found in " + consolidated.string());
-  return {{runtime_ebin, "/fieldline/ebin"}, {nif, "/fieldline/nif"}, {consolidated, "/fieldline/consolidated"}};
+  std::vector<bind_mount> mounts = {
+      {runtime_ebin, "/fieldline/ebin"}, {nif, "/fieldline/nif"}, {consolidated, "/fieldline/consolidated"}};
+  // The modules to load at boot (Fieldline.Warmup): a speed-up only, so a runtime without the list
+  // (FIELDLINE_RUNTIME_EBIN of an older build) still works.
+  if (const auto warm = runtime_ebin.parent_path() / "warm"; std::filesystem::exists(warm / "modules.eterm"))
+    mounts.push_back({warm, "/fieldline/warm"});
+  return mounts;
 }
 
 worker_config runtime_worker_config(const std::filesystem::path& runtime_ebin, worker_config base) {
@@ -141,7 +147,10 @@ worker_pool::worker_pool(pool_config config) : config_(std::move(config)) {
 worker_pool::~worker_pool() {
   std::map<std::string, std::vector<std::unique_ptr<slot>>> idle;
   reaper_.stop([&] { idle.swap(idle_); });
-  // `idle` is destroyed here: each worker is killed and reaped.
+  for (const auto& [mandate, slots] : idle)
+    for (const auto& s : slots)
+      if (s->process) s->process->signal_kill();
+  // `idle` is destroyed here: each worker is reaped.
 }
 
 void worker_pool::reap_loop() {

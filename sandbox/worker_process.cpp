@@ -227,6 +227,10 @@ worker_process::~worker_process() {
   kill();
 }
 
+void worker_process::signal_kill() const {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);  // not yet reaped: the pid is still this worker's
+}
+
 void worker_process::kill() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);  // PID 1 of its namespace: the kernel ends everything else in it

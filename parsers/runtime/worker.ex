@@ -34,6 +34,7 @@ defmodule Fieldline.Worker do
   # the loop runs elsewhere so that boot completes (anything that later waits on init would hang).
   def main do
     spawn(fn ->
+      Fieldline.Warmup.load()
       configure_logging()
       Calendar.put_time_zone_database(Fieldline.TzDb)
 

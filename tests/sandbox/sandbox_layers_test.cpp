@@ -110,6 +110,15 @@ TEST(sandbox_layers, the_root_holds_only_the_runtime) {
   EXPECT_NE(usr.find("RESULT {[\"lib\",\"lib64\",\"share\"],[\"zoneinfo\"]}"), std::string::npos) << usr;
 }
 
+// Not a layer, but laid out with them: the build's list of modules to load at boot reaches the
+// worker (Fieldline.Warmup), so a worker's first compile does not load Elixir's compiler module by module.
+TEST(sandbox_layers, a_worker_loads_the_compiler_at_boot_from_the_recorded_list) {
+  const auto out = probe(
+      "N = 'Elixir.Fieldline.Warmup':load(), "
+      "R = {N > 100, [erlang:module_loaded(M) || M <- [elixir_expand, elixir_erl, compile, beam_asm]]},");
+  EXPECT_NE(out.find("RESULT {true,[true,true,true,true]}"), std::string::npos) << out;
+}
+
 TEST(sandbox_layers, the_root_is_read_only) {
   const auto out = probe("R = [file:make_dir(\"/x\"), file:write_file(\"/fieldline/ebin/x\", <<>>)],");
   EXPECT_NE(out.find("RESULT [{error,"), std::string::npos) << out;
