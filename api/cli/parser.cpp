@@ -18,6 +18,8 @@
 #include "api/cli/junit_report.hpp"
 #include "api/cli/progress.hpp"
 #include "api/cli/replay_device.hpp"
+#include "api/cli/test_report_json.hpp"
+#include "api/cli/warm_checker.hpp"
 #include "core/crypto.hpp"
 #include "core/json_in.hpp"
 #include "core/json_out.hpp"
@@ -37,13 +39,6 @@ std::string read_file(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-sandbox::worker_pool make_pool() {
-  sandbox::pool_config config;
-  config.max_workers = 2;
-  config.max_workers_per_mandate = 2;  // one user: both workers may run their files
-  return sandbox::worker_pool(std::move(config));
 }
 
 std::string where(const std::string& file, const std::optional<int>& line) {
@@ -82,7 +77,7 @@ std::string diff(const std::string& expected, const std::string& actual) {
 // Problems reject the parser; warnings (the compiler's: unused variables, a missing `use
 // Platform.Parsing.Behaviour`) are printed as `file:line: warning: ...` and fail only with --strict.
 int check_command(const std::vector<std::string>& files, bool strict) {
-  auto pool = make_pool();
+  sandbox::worker_pool pool(local_pool_config());
   int failures = 0;
   for (const auto& file : files) {
     auto result = pool.check(read_file(file));
@@ -118,29 +113,33 @@ struct palette {
   [[nodiscard]] std::string yellow(std::string_view t) const { return paint("33", t); }
 };
 
-int test_command(const std::vector<std::string>& files, bool as_json, bool strict, const std::string& junit_file,
-                 int timeout_ms) {
-  auto pool = make_pool();
+struct test_options {
+  bool as_json = false;
+  bool strict = false;
+  std::string junit_file;
+  int timeout_ms = pipeline::default_parse_timeout_ms;
+  checker_mode checker = checker_mode::automatic;
+  int checker_idle_seconds = 600;
+};
+
+// Whether this run goes to the warm checker: on a terminal unless told otherwise (an author
+// re-running tests), never in a pipe or script unless asked (nothing left running behind them).
+bool use_checker(checker_mode mode) {
+  if (mode != checker_mode::automatic) return mode == checker_mode::on;
+  return ::isatty(::fileno(stdout)) == 1;
+}
+
+int test_command(const std::vector<std::string>& files, const test_options& options) {
+  const bool as_json = options.as_json, strict = options.strict;
   const auto colours = palette::for_stdout();
   const auto started = std::chrono::steady_clock::now();
-  // Files are tested concurrently on the pool's workers (their boots overlap too); reports are
-  // printed in the order the files were given.
-  std::vector<std::future<tested_file>> pending;
-  pending.reserve(files.size());
-  for (const auto& file : files) {
-    pending.push_back(std::async(std::launch::async, [&pool, file, timeout_ms, source = read_file(file)] {
-      const auto t0 = std::chrono::steady_clock::now();
-      tested_file tested{file, pool.test({source}, {.timeout_ms = timeout_ms})};
-      tested.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return tested;
-    }));
-  }
   std::vector<tested_file> tested;
   int total_passed = 0, total_failed = 0;
   progress tested_files("parser test", "files", files.size());
-  for (std::size_t f = 0; f < files.size(); ++f) {
+  // Prints one file's report (in the order the files were given) and counts it.
+  const auto report_file = [&](std::size_t f, tested_file result) {
     const auto& file = files[f];
-    tested.push_back(pending[f].get());
+    tested.push_back(std::move(result));
     // The report goes to stdout, the count to stderr: on one terminal, the line makes way first.
     tested_files.clear();
     struct after_report {
@@ -160,26 +159,14 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
     total_failed += failed;
 
     if (as_json) {
-      json::array rejected, vectors, warnings;
-      for (const auto& [line, message] : report.compile.problems)
-        rejected.push_back(
-            json::object{{"line", line ? json::value(*line) : json::value(nullptr)}, {"message", message}});
-      for (const auto& v : report.vectors) {
-        json::array logs;
-        for (const auto& l : v.logs) logs.emplace_back(l);
-        vectors.push_back(json::object{{"index", v.index},
-                                       {"kind", v.kind},
-                                       {"label", v.label},
-                                       {"status", v.status},
-                                       {"expected", v.expected},
-                                       {"actual", v.actual},
-                                       {"logs", logs}});
-      }
-      for (const auto& w : report.warnings) warnings.emplace_back(w);
+      const auto shared = report_to_json(report);  // the shape the warm checker sends, too
+      const auto& rejected = shared.at("compile").at("problems");
+      const auto& vectors = shared.at("vectors");
+      const auto& warnings = shared.at("warnings");
       json::object out{{"file", file},         {"ok", failed == 0},  {"passed", passed},    {"failed", failed},
                        {"rejected", rejected}, {"vectors", vectors}, {"warnings", warnings}};
       std::printf("%s\n", to_json(out).c_str());
-      continue;
+      return;
     }
 
     std::printf("%s\n", file.c_str());
@@ -200,19 +187,45 @@ int test_command(const std::vector<std::string>& files, bool as_json, bool stric
     }
     for (const auto& w : report.warnings) std::printf("  %s: %s\n", colours.yellow("warning").c_str(), w.c_str());
     std::printf("  %d passed, %d failed\n", passed, failed);
+  };
+
+  std::vector<checker_file> sources;
+  sources.reserve(files.size());
+  for (const auto& file : files) sources.push_back({file, read_file(file)});
+  bool on_checker = false;
+  if (use_checker(options.checker))
+    on_checker = test_on_checker(sources, options.timeout_ms, options.checker_idle_seconds,
+                                 [&](std::size_t f, sandbox::test_report report, double seconds) {
+                                   report_file(f, tested_file{files[f], std::move(report), seconds});
+                                 });
+  if (!on_checker) {
+    sandbox::worker_pool pool(local_pool_config());
+    // Files are tested concurrently on the pool's workers (their boots overlap too).
+    std::vector<std::future<tested_file>> pending;
+    pending.reserve(files.size());
+    for (const auto& s : sources) {
+      pending.push_back(std::async(std::launch::async, [&pool, &s, timeout_ms = options.timeout_ms] {
+        const auto t0 = std::chrono::steady_clock::now();
+        tested_file done{s.path, pool.test({s.source}, {.timeout_ms = timeout_ms})};
+        done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return done;
+      }));
+    }
+    for (std::size_t f = 0; f < files.size(); ++f) report_file(f, pending[f].get());
   }
   tested_files.dismiss();
-  if (!junit_file.empty()) {
-    std::ofstream out(junit_file, std::ios::binary | std::ios::trunc);
+  if (!options.junit_file.empty()) {
+    std::ofstream out(options.junit_file, std::ios::binary | std::ios::trunc);
     out << junit_xml(tested, strict);
-    if (!out) throw std::runtime_error("cannot write the JUnit report to " + junit_file);
+    if (!out) throw std::runtime_error("cannot write the JUnit report to " + options.junit_file);
   }
   if (!as_json) {
     // The one-line summary, last: files, vectors, time.
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     const std::string counts = std::to_string(total_passed) + " passed, " + std::to_string(total_failed) + " failed";
-    std::printf("%zu file%s: %s in %.1f s\n", files.size(), files.size() == 1 ? "" : "s",
-                (total_failed == 0 ? colours.green(counts) : colours.red(counts)).c_str(), seconds);
+    std::printf("%zu file%s: %s in %.2f s%s\n", files.size(), files.size() == 1 ? "" : "s",
+                (total_failed == 0 ? colours.green(counts) : colours.red(counts)).c_str(), seconds,
+                on_checker ? " on the warm checker" : "");
   }
   return total_failed == 0 ? 0 : 1;
 }
@@ -313,7 +326,7 @@ int replay_command(const std::string& file, const std::string& packets_file, int
   in.clear();
   in.seekg(0);
   progress read_lines("replay", "lines", lines);
-  auto pool = make_pool();
+  sandbox::worker_pool pool(local_pool_config());
   constexpr std::size_t batch_size = 100;
   std::vector<sandbox::packet_input> batch;
   std::size_t number = 0, total = 0;
@@ -373,24 +386,60 @@ void add_parser_command(CLI::App& app) {
 
   struct test_args {
     std::vector<std::string> files;
-    bool json = false;
-    bool strict = false;
-    std::string junit;
-    int timeout_ms = pipeline::default_parse_timeout_ms;
+    test_options options;
   };
   auto targs = std::make_shared<test_args>();
   auto* test = parser->add_subcommand("test", "Run each parser's tests/0 vectors; exit 0 only if all pass");
   test->add_option("files", targs->files, "Parser files (.ex)")->required()->check(CLI::ExistingFile);
-  test->add_flag("--json", targs->json, "One JSON object per file");
-  test->add_flag("--strict", targs->strict,
+  test->add_flag("--json", targs->options.as_json, "One JSON object per file");
+  test->add_flag("--strict", targs->options.strict,
                  "Count warnings (compiler warnings, fields/0, catch-all clause) as failures");
-  test->add_option("--junit", targs->junit, "Also write the results as a JUnit XML report to this file (for CI)");
-  test->add_option("--timeout-ms", targs->timeout_ms,
+  test->add_option("--junit", targs->options.junit_file,
+                   "Also write the results as a JUnit XML report to this file (for CI)");
+  test->add_option("--timeout-ms", targs->options.timeout_ms,
                    "Per-vector time limit (default: the server's per-packet default; a mandate may set its own)")
       ->check(CLI::Range(1, pipeline::max_parse_timeout_ms))
       ->capture_default_str();
-  test->callback(
-      [targs] { std::exit(test_command(targs->files, targs->json, targs->strict, targs->junit, targs->timeout_ms)); });
+  test->add_option("--checker", targs->options.checker,
+                   "Run on the warm checker, a background process of this build that keeps its workers booted "
+                   "between runs: auto (on a terminal), on, off")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, checker_mode>{
+              {"auto", checker_mode::automatic}, {"on", checker_mode::on}, {"off", checker_mode::off}},
+          CLI::ignore_case))
+      ->default_str("auto");
+  test->add_option("--checker-idle-seconds", targs->options.checker_idle_seconds,
+                   "A warm checker this run starts exits after this long without a run")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  test->callback([targs] { std::exit(test_command(targs->files, targs->options)); });
+
+  struct checker_args {
+    bool serve = false, stop = false;
+    std::string socket;
+    int idle_seconds = 600;
+    int ready_fd = -1;
+  };
+  auto kargs = std::make_shared<checker_args>();
+  auto* checker = parser->add_subcommand(
+      "checker", "The warm checker `parser test` uses: --stop ends this build's, --serve is how it runs");
+  checker->add_flag("--stop", kargs->stop, "Stop this build's warm checker, if one runs");
+  auto* serve = checker->add_flag("--serve", kargs->serve, "Serve on --socket (started by `parser test`)");
+  checker->add_option("--socket", kargs->socket, "Unix socket to serve on")->needs(serve);
+  checker->add_option("--idle-seconds", kargs->idle_seconds, "Exit after this long without a request")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  checker->add_option("--ready-fd", kargs->ready_fd, "Write one byte here once listening");
+  checker->callback([kargs] {
+    if (kargs->serve) {
+      if (kargs->socket.empty()) throw std::runtime_error("--serve needs --socket PATH");
+      std::exit(serve_checker(kargs->socket, kargs->idle_seconds, kargs->ready_fd));
+    }
+    if (!kargs->stop) throw std::runtime_error("parser checker needs --stop (or --serve)");
+    const bool was_running = stop_checker();
+    std::printf("%s\n", was_running ? "warm checker stopped" : "no warm checker was running");
+    std::exit(0);
+  });
 
   struct replay_args {
     std::string file, packets, device, data = "./data";
