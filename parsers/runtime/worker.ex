@@ -39,11 +39,11 @@ defmodule Fieldline.Worker do
       Calendar.put_time_zone_database(Fieldline.TzDb)
 
       # Never serve without the post-boot lockdown (no exec, fork or new sockets).
-      case Fieldline.Lockdown.lock() do
-        :ok ->
-          port = Port.open({:fd, 3, 4}, [:binary, {:packet, 4}, :eof])
-          loop(port)
-
+      with :ok <- Fieldline.Frames.load(), :ok <- Fieldline.Lockdown.lock() do
+        # Requests come through the port; answers go out through Fieldline.Frames.
+        port = Port.open({:fd, 3, 4}, [:binary, {:packet, 4}, :eof, :in])
+        loop(port)
+      else
         error ->
           IO.puts(:stderr, "fieldline worker: lockdown failed: #{inspect(error)}")
           :erlang.halt(3)
@@ -74,7 +74,7 @@ defmodule Fieldline.Worker do
   defp loop(port) do
     receive do
       {^port, {:data, frame}} ->
-        emit = fn term -> Port.command(port, :erlang.term_to_binary(term)) end
+        emit = fn term -> :ok = Fieldline.Frames.send(:erlang.term_to_binary(term)) end
 
         try do
           frame |> :erlang.binary_to_term([:safe]) |> handle(emit)

@@ -33,6 +33,7 @@ const rejected_case rejected[] = {
     {"atom_flood", 4, "String.to_atom"},
     {"dynamic_apply", 4, "apply/3"},
     {"alias_file", 5, "call to File.write is not allowed"},
+    {"forged_answer_frame", 6, "call to Fieldline.Frames.send is not allowed"},
     {"variable_module", 5, "dynamic call mod.to_atom"},
     {"quoted_module_atom", 4, "File.write"},
     {"import_erlang", 3, "import of :erlang"},
