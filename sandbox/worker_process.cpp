@@ -112,7 +112,10 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
   const auto bindir = config.bindir.empty() ? find_bindir(config.erlang_root) : config.bindir;
   const std::string beam = (bindir / "beam.smp").string();
   // Emulator flags as beam.smp takes them (erlexec would translate `+S` into `-S`): one scheduler of
-  // each kind, no async threads, no busy-waiting, UTF-8 file names.
+  // each kind, as few async threads as it allows (one), UTF-8 file names. The scheduler busy-waits
+  // briefly before sleeping (`short`, below the BEAM's default `medium`): the next request of a
+  // caller usually follows within tens of µs, and a sleeping scheduler costs a wake-up (~20 µs
+  // here) to get back; the dirty schedulers never spin.
   std::vector<std::string> args = {beam,
                                    "-S",
                                    "1:1",
@@ -123,7 +126,7 @@ std::unique_ptr<worker_process> worker_process::spawn(const worker_config& confi
                                    "-A",
                                    "0",
                                    "-sbwt",
-                                   "none",
+                                   "short",
                                    "-sbwtdcpu",
                                    "none",
                                    "-sbwtdio",
@@ -283,9 +286,16 @@ bool worker_process::write_all(const std::string& bytes, std::chrono::steady_clo
   return true;
 }
 
+// How long a read keeps the CPU (yielding it to anything runnable) before sleeping in poll(2):
+// answers usually follow within tens of µs (the worker's frames of one call, the answer to a short
+// call), and waking a thread that slept costs ~20 µs in this VM (`perf bench sched pipe`) and more
+// when its CPU went idle. Halved the time of a one-packet call (`bench parse`, docs/BENCHMARKS.md).
+constexpr std::chrono::microseconds spin_before_sleeping{150};
+
 // Reads until `in_` holds at least `want` bytes.
 io_status worker_process::fill(std::size_t want, std::chrono::steady_clock::time_point deadline) {
   std::array<char, 65536> buf;
+  const auto spin_until = std::chrono::steady_clock::now() + spin_before_sleeping;
   while (in_.size() < want) {
     const ssize_t got = ::read(from_child_, buf.data(), buf.size());
     if (got > 0) {
@@ -294,7 +304,12 @@ io_status worker_process::fill(std::size_t want, std::chrono::steady_clock::time
     }
     if (got == 0) return io_status::died;  // EOF: the worker is gone
     if (errno != EAGAIN && errno != EINTR) return io_status::died;
-    if (std::chrono::steady_clock::now() >= deadline) return io_status::timeout;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return io_status::timeout;
+    if (now < spin_until) {
+      ::sched_yield();
+      continue;
+    }
     pollfd fds[2] = {{from_child_, POLLIN, 0}, {err_, POLLIN, 0}};
     ::poll(fds, 2, millis_until(deadline));
     drain_stderr();
