@@ -194,27 +194,41 @@ parse_figures measure_case(sandbox::worker_pool& pool, const std::filesystem::pa
   // Warm up: boot the worker, compile the parser.
   (void)pool.parse("bench", code, {}, {}, std::vector{packet});
 
+  // Each rate is the best of `rounds` measurements: on a 2-core machine one measurement of ~0.1 s
+  // moves by ±20% with whatever else runs, and the best is the one least disturbed (for the
+  // sandboxed and the in-VM rates alike, so their ratio compares like with like).
+  constexpr int rounds = 3;
+  const auto best_of = [](const std::function<double()>& measure) {
+    double best = 0;
+    for (int i = 0; i < rounds; ++i) best = std::max(best, measure());
+    return best;
+  };
   parse_figures f;
   // Batched: 100 packets per round trip.
-  std::vector<sandbox::packet_input> batch(100, packet);
-  auto start = clock::now();
-  std::size_t done = 0;
-  while (done < packets) {
-    auto out = pool.parse("bench", code, {}, {}, batch);
-    if (out.size() != batch.size() || out[0].kind != sandbox::outcome_kind::ok)
-      throw std::runtime_error(std::string("benchmark parse failed (") + c.name + "): " + out[0].message);
-    done += batch.size();
-  }
-  f.batched = static_cast<double>(done) / seconds_since(start);
+  const std::vector<sandbox::packet_input> batch(100, packet);
+  f.batched = best_of([&] {
+    const auto start = clock::now();
+    std::size_t done = 0;
+    while (done < packets) {
+      auto out = pool.parse("bench", code, {}, {}, batch);
+      if (out.size() != batch.size() || out[0].kind != sandbox::outcome_kind::ok)
+        throw std::runtime_error(std::string("benchmark parse failed (") + c.name + "): " + out[0].message);
+      done += batch.size();
+    }
+    return static_cast<double>(done) / seconds_since(start);
+  });
 
   // Unbatched: one packet per round trip.
   const std::size_t single_packets = std::max<std::size_t>(packets / 10, 200);
-  start = clock::now();
-  for (std::size_t i = 0; i < single_packets; ++i) (void)pool.parse("bench", code, {}, {}, std::vector{packet});
-  f.unbatched = static_cast<double>(single_packets) / seconds_since(start);
+  f.unbatched = best_of([&] {
+    const auto start = clock::now();
+    for (std::size_t i = 0; i < single_packets; ++i) (void)pool.parse("bench", code, {}, {}, std::vector{packet});
+    return static_cast<double>(single_packets) / seconds_since(start);
+  });
 
-  f.bare = bare_loop_rate(parser_file, c, packets * 10);
-  f.in_vm_runtime = in_vm_runtime_rate(parser_file, c, std::max<std::size_t>(packets / 100, 10));
+  f.bare = best_of([&] { return bare_loop_rate(parser_file, c, packets * 10); });
+  f.in_vm_runtime =
+      best_of([&] { return in_vm_runtime_rate(parser_file, c, std::max<std::size_t>(packets / 100, 10)); });
   return f;
 }
 
