@@ -159,3 +159,26 @@ defmodule AllowListTest do
     assert_raise ArgumentError, ~r/not a map/, fn -> m.parse(String, %{}) end
   end
 end
+
+defmodule WorkerStatsTest do
+  use ExUnit.Case, async: false
+
+  @source "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(_, _), do: []\nend\n"
+
+  # The stats of the last frame of one parse call (`announce`: the host does not know it compiled).
+  defp last_stats(announce) do
+    packet = {"p", "d", "binary", <<1>>, %{}, 1_700_000_000_000_000, nil}
+    request = {:parse, "statsparser", @source, %{"timeout_ms" => 100, "heap_words" => 1_000_000}, [], [packet], announce, nil}
+    Fieldline.Worker.handle(request, fn frame -> send(self(), {:frame, frame}) end)
+    assert_received {:frame, {:outcomes, 0, [_], stats}}
+    stats
+  end
+
+  test "a parse call reports the memory total after compiling and every 16th call, the atom count always" do
+    Process.put(:fieldline_parse_calls, 0)
+    assert %{atoms: _, memory: _} = last_stats(true)
+    reported = for _ <- 2..32, do: Map.has_key?(last_stats(false), :memory)
+    assert reported == for(call <- 2..32, do: rem(call, 16) == 0)
+    assert Enum.all?(for _ <- 1..3, do: is_integer(last_stats(false).atoms))
+  end
+end

@@ -79,6 +79,17 @@ TEST(worker_pool, meta_keys_become_atoms_only_up_to_a_budget_per_call) {
   EXPECT_EQ(out[0].readings.at(0).data.at("atom_keys").as_int64(), 10'000);  // the rest stayed strings
 }
 
+TEST(worker_pool, a_worker_over_its_memory_bound_is_replaced_after_the_call_that_compiled) {
+  sandbox::pool_config config;
+  config.recycle_memory_bytes = 1;  // every worker is over it once its memory total reaches the host
+  sandbox::worker_pool pool(config);
+  for (int call = 0; call < 3; ++call) {
+    auto out = pool.parse("memory", {temperature_parser}, {}, {}, std::vector{binary_packet("x")});
+    ASSERT_EQ(out.size(), 1u);
+  }
+  EXPECT_EQ(pool.workers_started(), 3u);  // each call compiled on a fresh worker, reported, was replaced
+}
+
 TEST(worker_pool, a_worker_whose_atom_table_grew_is_replaced_long_before_it_fills) {
   sandbox::pool_config config;
   config.recycle_atoms = 200'000;  // of the VM's 1,048,576
