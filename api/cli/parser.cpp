@@ -193,11 +193,16 @@ int test_command(const std::vector<std::string>& files, const test_options& opti
   sources.reserve(files.size());
   for (const auto& file : files) sources.push_back({file, read_file(file)});
   bool on_checker = false;
-  if (use_checker(options.checker))
-    on_checker = test_on_checker(sources, options.timeout_ms, options.checker_idle_seconds,
-                                 [&](std::size_t f, sandbox::test_report report, double seconds) {
-                                   report_file(f, tested_file{files[f], std::move(report), seconds});
-                                 });
+  if (use_checker(options.checker)) {
+    const auto run = test_on_checker(sources, options.timeout_ms, options.checker_idle_seconds,
+                                     [&](std::size_t f, sandbox::test_report report, double seconds) {
+                                       report_file(f, tested_file{files[f], std::move(report), seconds});
+                                     });
+    on_checker = run.served;
+    // Asked for explicitly, the fallback is said (on a terminal's default it goes unremarked).
+    if (!run.served && options.checker == checker_mode::on)
+      std::fprintf(stderr, "warm checker not used: %s; testing in-process\n", run.why_not.c_str());
+  }
   if (!on_checker) {
     sandbox::worker_pool pool(local_pool_config());
     // Files are tested concurrently on the pool's workers (their boots overlap too).
@@ -422,8 +427,8 @@ void add_parser_command(CLI::App& app) {
   };
   auto kargs = std::make_shared<checker_args>();
   auto* checker = parser->add_subcommand(
-      "checker", "The warm checker `parser test` uses: --stop ends this build's, --serve is how it runs");
-  checker->add_flag("--stop", kargs->stop, "Stop this build's warm checker, if one runs");
+      "checker", "The warm checker `parser test` uses: --stop ends this user's, --serve is how one runs");
+  checker->add_flag("--stop", kargs->stop, "Stop this user's warm checkers (of every build), if any run");
   auto* serve = checker->add_flag("--serve", kargs->serve, "Serve on --socket (started by `parser test`)");
   checker->add_option("--socket", kargs->socket, "Unix socket to serve on")->needs(serve);
   checker->add_option("--idle-seconds", kargs->idle_seconds, "Exit after this long without a request")
@@ -436,8 +441,12 @@ void add_parser_command(CLI::App& app) {
       std::exit(serve_checker(kargs->socket, kargs->idle_seconds, kargs->ready_fd));
     }
     if (!kargs->stop) throw std::runtime_error("parser checker needs --stop (or --serve)");
-    const bool was_running = stop_checker();
-    std::printf("%s\n", was_running ? "warm checker stopped" : "no warm checker was running");
+    const auto stopped = stop_checkers();
+    if (stopped == 0) {
+      std::printf("no warm checker was running\n");
+    } else {
+      std::printf("warm checker stopped%s\n", stopped == 1 ? "" : (" (" + std::to_string(stopped) + ")").c_str());
+    }
     std::exit(0);
   });
 

@@ -41,8 +41,9 @@ std::string self_executable() {
   return path.string();
 }
 
-// Names this build: the binary and the parser runtime it gives its workers. A rebuilt fieldline
-// gets a checker of its own; the old one idles out.
+// Names this build: the binary and everything its workers load (runtime, consolidated protocols,
+// NIFs, the warm list). A rebuilt fieldline gets a checker of its own; the old one idles out (or
+// `parser checker --stop` ends it with the others).
 std::string build_key() {
   std::string identity;
   const auto add = [&identity](const std::filesystem::path& path) {
@@ -52,7 +53,13 @@ std::string build_key() {
                 std::to_string(st.st_mtim.tv_nsec) + ';';
   };
   add(self_executable());
-  add(sandbox::default_runtime_ebin() / "Elixir.Fieldline.Worker.beam");
+  std::vector<std::filesystem::path> runtime;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(sandbox::default_runtime_ebin().parent_path(), ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file()) runtime.push_back(it->path());
+  std::sort(runtime.begin(), runtime.end());
+  for (const auto& path : runtime) add(path);
   return to_hex(sha256(identity)).substr(0, 16);
 }
 
@@ -69,14 +76,16 @@ void start_checker(const std::string& socket_path, int idle_seconds) {
   if (::pipe2(ready, O_CLOEXEC) != 0) return;
   const pid_t pid = ::fork();
   if (pid == 0) {
-    // Only async-signal-safe calls until exec.
+    // Only async-signal-safe calls until exec. The ready pipe is first copied above the descriptors
+    // set up here: were our standard streams closed, it could itself be one of 0-3.
     ::setsid();
     if (::fork() != 0) ::_exit(0);
+    const int ready_copy = ::fcntl(ready[1], F_DUPFD, 10);
     const int null = ::open("/dev/null", O_RDWR);
     ::dup2(null, 0);
     ::dup2(null, 1);
     ::dup2(null, 2);
-    ::dup2(ready[1], 3);  // dup2 leaves the new descriptor open across exec
+    ::dup2(ready_copy, 3);  // a new descriptor 3, open across exec
     ::close_range(4, ~0U, 0);
     ::execv(argv[0], const_cast<char* const*>(argv));
     ::_exit(127);
@@ -111,10 +120,14 @@ int send_request(int fd, const json::object& request) {
 
 }  // namespace
 
-std::optional<std::string> checker_socket_path() {
+std::string checker_dir() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   const std::string base = runtime && runtime[0] == '/' ? runtime : "/tmp";
-  const std::string dir = base + "/fieldline-checker-" + std::to_string(::geteuid());
+  return base + "/fieldline-checker-" + std::to_string(::geteuid());
+}
+
+std::optional<std::string> checker_socket_path() {
+  const std::string dir = checker_dir();
   ::mkdir(dir.c_str(), 0700);
   // Only a directory of our own that nobody else may enter: anyone who could, could plant a socket.
   struct stat st {};
@@ -125,16 +138,18 @@ std::optional<std::string> checker_socket_path() {
   return path;
 }
 
-bool test_on_checker(const std::vector<checker_file>& files, int timeout_ms, int idle_seconds,
-                     const std::function<void(std::size_t, sandbox::test_report, double)>& on_report) {
+checker_run test_on_checker(const std::vector<checker_file>& files, int timeout_ms, int idle_seconds,
+                            const std::function<void(std::size_t, sandbox::test_report, double)>& on_report) {
   const auto path = checker_socket_path();
-  if (!path) return false;
+  if (!path)
+    return {false, "no private directory for its socket (" + checker_dir() +
+                       " must be a directory of this user's that nobody else may enter)"};
   const int connected = connect_or_start(*path, idle_seconds);
-  if (connected < 0) return false;
+  if (connected < 0) return {false, "it could not be reached or started at " + *path};
   json::array list;
   for (const auto& f : files) list.push_back(json::object{{"path", f.path}, {"source", f.source}});
   const int fd = send_request(connected, json::object{{"timeout_ms", timeout_ms}, {"files", std::move(list)}});
-  if (fd < 0) return false;
+  if (fd < 0) return {false, "it did not take the request"};
   // One JSON line per file, in order, as each is done.
   std::size_t next = 0;
   std::string pending;
@@ -166,22 +181,27 @@ bool test_on_checker(const std::vector<checker_file>& files, int timeout_ms, int
     on_report(next++, std::move(*parsed), seconds->get_double());
   }
   ::close(fd);
-  if (!broke_off) return true;
-  if (next == 0) return false;
+  if (!broke_off) return {true, ""};
+  if (next == 0) return {false, "it answered nothing usable"};
   throw std::runtime_error("the warm checker stopped answering after " + std::to_string(next) +
                            " file(s); run again with --checker off");
 }
 
-bool stop_checker() {
-  const auto path = checker_socket_path();
-  if (!path) return false;
-  const int connected = checker_socket::connect_to(*path);
-  if (connected < 0) return false;
-  const int fd = send_request(connected, json::object{{"stop", true}});
-  if (fd < 0) return false;
-  (void)checker_socket::read_to_end(fd);
-  ::close(fd);
-  return true;
+std::size_t stop_checkers() {
+  std::size_t stopped = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(checker_dir(), ec)) {
+    if (entry.path().extension() != ".sock") continue;
+    const int connected = checker_socket::connect_to(entry.path());
+    if (connected < 0) continue;
+    const int fd = send_request(connected, json::object{{"stop", true}});
+    if (fd < 0) continue;
+    // The answer comes once the checker and its workers are gone.
+    (void)checker_socket::read_to_end(fd, std::chrono::steady_clock::now() + std::chrono::seconds(30));
+    ::close(fd);
+    ++stopped;
+  }
+  return stopped;
 }
 
 }  // namespace fl::cli

@@ -29,18 +29,26 @@ struct checker_file {
 // The pool the command line tests and checks with: two workers, both for the one local user.
 [[nodiscard]] sandbox::pool_config local_pool_config();
 
-// This build's checker socket, or nullopt when no private directory can hold it.
+// The user's checker directory, and this build's socket in it (nullopt when the directory is not
+// private: not a directory, owned by someone else, or open to others).
+[[nodiscard]] std::string checker_dir();
 [[nodiscard]] std::optional<std::string> checker_socket_path();
 
-// Runs the files' tests on the warm checker (starting one when none answers), calling `on_report`
-// for each file in the given order as its report arrives. False, having reported nothing, when no
-// checker can be reached: the caller then tests in-process. Throws when the checker breaks off after
-// the first report.
-bool test_on_checker(const std::vector<checker_file>& files, int timeout_ms, int idle_seconds,
-                     const std::function<void(std::size_t index, sandbox::test_report, double seconds)>& on_report);
+struct checker_run {
+  bool served = false;
+  std::string why_not;  // when not served: what stood in the way
+};
 
-// Asks this build's checker to stop; false when none was running.
-bool stop_checker();
+// Runs the files' tests on the warm checker (starting one when none answers), calling `on_report`
+// for each file in the given order as its report arrives. Not served, having reported nothing, when
+// no checker of this user can be reached: the caller then tests in-process. Throws when the checker
+// breaks off after the first report.
+checker_run test_on_checker(
+    const std::vector<checker_file>& files, int timeout_ms, int idle_seconds,
+    const std::function<void(std::size_t index, sandbox::test_report, double seconds)>& on_report);
+
+// Stops every checker of this user (of this build and of earlier ones); returns how many.
+std::size_t stop_checkers();
 
 // The checker itself: serves requests until idle for `idle_seconds` or asked to stop; writes one
 // byte to `ready_fd` (if >= 0) once it accepts connections. Returns the exit code.

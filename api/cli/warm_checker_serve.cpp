@@ -7,12 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
-#include <future>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
+#include <thread>
 #include <variant>
 
 #include "api/cli/test_report_json.hpp"
@@ -28,9 +32,12 @@ namespace json = boost::json;
 
 namespace {
 
-// How long a connected client may take to send its request: a stalled one must not hold the
-// checker (requests are served one at a time).
-constexpr timeval request_deadline{10, 0};
+// How long a connected client may take to send its whole request, and to take each answer line:
+// requests are served one at a time, so a client that stalls must not hold the checker.
+constexpr auto request_deadline = std::chrono::seconds(10);
+constexpr timeval answer_deadline{10, 0};
+// Files run on this many threads at once: the local pool's workers.
+constexpr std::size_t runner_threads = 2;
 
 struct request {
   bool stop = false;
@@ -67,30 +74,57 @@ std::variant<request, std::string> read_request(std::string_view text) {
   return r;
 }
 
-// Runs the files concurrently on the pool (as `parser test` does in-process) and writes each
-// report as soon as it and those before it are done.
-void answer_tests(int fd, sandbox::worker_pool& pool, const request& r) {
-  std::vector<std::future<std::pair<sandbox::test_report, double>>> pending;
-  pending.reserve(r.files.size());
-  for (const auto& f : r.files)
-    pending.push_back(std::async(std::launch::async, [&pool, &f, timeout = r.timeout_ms] {
-      const auto t0 = std::chrono::steady_clock::now();
-      auto report = pool.test({f.source}, {.timeout_ms = timeout});
-      return std::pair{std::move(report), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
-    }));
-  bool client_gone = false;
-  for (auto& p : pending) {
-    auto [report, seconds] = p.get();  // every future is waited for, even once the client has gone
-    if (!client_gone)
-      client_gone = !checker_socket::write_all(
-          fd, to_json(json::object{{"report", report_to_json(report)}, {"seconds", seconds}}) + "\n");
-  }
+// Whether the client closed its end entirely (it only shut down its writing side after the request).
+bool client_closed(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
 }
 
-bool same_user(int fd) {
-  ucred peer{};
-  socklen_t len = sizeof peer;
-  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.uid == ::geteuid();
+// Runs the files on as many threads as the pool has workers (more would only queue in the pool)
+// and writes each report once it and those before it are done. Once the client has gone (a write
+// failed, or its end of the socket closed), files not yet started are not started.
+void answer_tests(int fd, sandbox::worker_pool& pool, const request& r) {
+  std::mutex m;
+  std::condition_variable changed;
+  std::vector<std::optional<std::pair<sandbox::test_report, double>>> done(r.files.size());
+  std::size_t next = 0;
+  bool cancelled = false;
+  const auto run = [&] {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::lock_guard lock(m);
+        if (cancelled || next == r.files.size()) return;
+        i = next++;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      auto report = pool.test({r.files[i].source}, {.timeout_ms = r.timeout_ms});
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      {
+        std::lock_guard lock(m);
+        done[i].emplace(std::move(report), seconds);
+      }
+      changed.notify_all();
+    }
+  };
+  std::vector<std::jthread> runners;
+  for (std::size_t k = 0; k < std::min<std::size_t>(r.files.size(), runner_threads); ++k) runners.emplace_back(run);
+  for (std::size_t i = 0; i < r.files.size(); ++i) {
+    std::unique_lock lock(m);
+    while (!done[i] && !cancelled) {
+      changed.wait_for(lock, std::chrono::milliseconds(100));
+      if (!done[i] && client_closed(fd)) cancelled = true;
+    }
+    if (cancelled) break;
+    const auto line = to_json(json::object{{"report", report_to_json(done[i]->first)}, {"seconds", done[i]->second}});
+    lock.unlock();
+    if (!checker_socket::write_all(fd, line + "\n")) {
+      lock.lock();
+      cancelled = true;
+      break;
+    }
+  }
+  // The runners finish the files they started (each bounded by its vectors' time limits) and join.
 }
 
 }  // namespace
@@ -118,12 +152,12 @@ int serve_checker(const std::string& socket_path, int idle_seconds, int ready_fd
     if (ready <= 0) break;  // idle for long enough
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
-    if (!same_user(fd)) {
+    if (!checker_socket::peer_is_this_user(fd)) {
       ::close(fd);
       continue;
     }
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &request_deadline, sizeof request_deadline);
-    const auto text = checker_socket::read_to_end(fd);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &answer_deadline, sizeof answer_deadline);
+    const auto text = checker_socket::read_to_end(fd, std::chrono::steady_clock::now() + request_deadline);
     auto parsed = text ? read_request(*text) : std::string("the request was too large or too slow");
     if (auto* why = std::get_if<std::string>(&parsed)) {
       (void)checker_socket::write_all(fd, to_json(json::object{{"error", *why}}) + "\n");

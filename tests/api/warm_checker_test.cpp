@@ -2,15 +2,21 @@
 // the same answers as in-process, when it is not used, idle exit, and what a hostile local client
 // gets. Each test has a private $XDG_RUNTIME_DIR, so each has its own checker, stopped at the end.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -30,12 +36,13 @@ class checker_home {
   checker_home(const checker_home&) = delete;
   checker_home& operator=(const checker_home&) = delete;
 
-  run_result fieldline(const std::string& args) const {
+  run_result fieldline(const std::string& args, bool with_stderr = false) const {
     std::string cmd = "XDG_RUNTIME_DIR='" + dir_.path().string() + "' " + FIELDLINE_BINARY;
     cmd += ' ';
     cmd += args;
-    return run_command(cmd, false);
+    return run_command(cmd, with_stderr);
   }
+  [[nodiscard]] std::string env() const { return "XDG_RUNTIME_DIR='" + dir_.path().string() + "' "; }
   [[nodiscard]] std::filesystem::path socket_dir() const {
     return dir_.path() / ("fieldline-checker-" + std::to_string(::geteuid()));
   }
@@ -159,9 +166,10 @@ TEST(warm_checker, a_directory_others_may_enter_is_not_used) {
   checker_home home;
   std::filesystem::create_directories(home.socket_dir());
   std::filesystem::permissions(home.socket_dir(), std::filesystem::perms::all);  // 0777: anyone could plant a socket
-  const auto r = home.fieldline("parser test --checker on" + two_files);
+  const auto r = home.fieldline("parser test --checker on" + two_files, true);
+  EXPECT_NE(r.out.find("warm checker not used: no private directory"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 passed, 1 failed"), std::string::npos) << r.out;  // tested in-process instead
-  EXPECT_EQ(r.out.find("warm checker"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("on the warm checker"), std::string::npos) << r.out;
   EXPECT_FALSE(home.socket().has_value());
 }
 
@@ -229,7 +237,7 @@ TEST(warm_checker, a_peer_of_another_user_gets_nothing_even_with_the_socket_open
     if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
     const int fd = connect_to(socket);
     if (fd < 0) ::_exit(3);
-    (void)::write(fd, request.data(), request.size());
+    (void)::send(fd, request.data(), request.size(), MSG_NOSIGNAL);  // the checker may have closed already
     ::shutdown(fd, SHUT_WR);
     const auto got = read_all(fd);
     (void)::write(answer[1], got.data(), got.size());
@@ -255,6 +263,202 @@ TEST(warm_checker, on_a_terminal_it_is_used_by_default) {
   const auto r = run_command(cmd, false);
   EXPECT_NE(r.out.find("on the warm checker"), std::string::npos) << r.out;
   EXPECT_TRUE(home.socket().has_value());
+}
+
+namespace {
+
+// A parser with `vectors` failing vectors: its report runs to hundreds of KB.
+std::string big_report_parser(int vectors) {
+  std::string source =
+      "defmodule Parser do\n  use Platform.Parsing.Behaviour\n  def parse(<<x>>, _), do: %{v: x}\n"
+      "  def parse(_, _), do: []\n  def tests, do: [\n";
+  for (int i = 0; i < vectors; ++i)
+    source += "    {:parse_hex, \"01\", %{}, %{v: " + std::to_string(1000 + i) + ", padding: \"" +
+              std::string(2000, 'x') + "\"}},\n";
+  return source + "  ]\nend\n";
+}
+
+// A client connected to the home's checker (started by a first run), or -1.
+int client_of_started_checker(const checker_home& home) {
+  const auto socket = started_checker(home);
+  return socket.empty() ? -1 : connect_to(socket);
+}
+
+// Sends a whole request and ends it (shuts down the writing side), as the command line does.
+bool send_whole(int fd, const std::string& request) {
+  return ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()) &&
+         ::shutdown(fd, SHUT_WR) == 0;
+}
+
+std::string request_for(const std::string& source, int copies) {
+  boost::json::array files;
+  for (int i = 0; i < copies; ++i) files.push_back(boost::json::object{{"path", "big.ex"}, {"source", source}});
+  return boost::json::serialize(boost::json::object{{"timeout_ms", 1000}, {"files", files}});
+}
+
+pid_t peer_pid(int fd) {
+  ucred peer{};
+  socklen_t len = sizeof peer;
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 ? peer.pid : -1;
+}
+
+int threads_of(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+}  // namespace
+
+TEST(warm_checker, a_socket_whose_listener_is_another_user_gets_no_request) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to listen as another user";
+  checker_home home;
+  const auto socket = started_checker(home);  // learns this build's socket name
+  ASSERT_FALSE(socket.empty());
+  ASSERT_NE(home.fieldline("parser checker --stop").out.find("stopped"), std::string::npos);
+  // In its place, a listener of another user (as if the directory had been swapped under the
+  // client between its check and its connect): bound as root, listening as nobody.
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(report[0]);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) ::_exit(2);
+    ::chmod(socket.c_str(), 0666);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0 || ::listen(fd, 4) != 0) ::_exit(3);
+    (void)::write(report[1], "L", 1);
+    std::string got;
+    for (int tries = 0; tries < 2; ++tries) {  // the client connects (and gives up) at most twice
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 20'000) <= 0) break;
+      const int c = ::accept(fd, nullptr, nullptr);
+      got += read_all(c);
+      ::close(c);
+    }
+    (void)::write(report[1], got.data(), got.size());
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  char listening = 0;
+  ASSERT_EQ(::read(report[0], &listening, 1), 1);
+  // The client does not talk to it: it starts a checker of its own, which replaces the socket.
+  const auto r = home.fieldline("parser test --checker on" + two_files, true);
+  EXPECT_NE(r.out.find("1 passed, 1 failed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on the warm checker"), std::string::npos) << r.out;
+  ::kill(pid, SIGTERM);
+  const auto got = read_all(report[0]);
+  ::close(report[0]);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(got.find("source"), std::string::npos) << "the other user's listener received: " << got.substr(0, 200);
+}
+
+TEST(warm_checker, a_client_that_stops_reading_its_answers_does_not_hold_it) {
+  checker_home home;
+  // ~1.8 MB of answers (far more than the socket buffers), of which nothing is ever read.
+  const int greedy = client_of_started_checker(home);
+  ASSERT_GE(greedy, 0);
+  ASSERT_TRUE(send_whole(greedy, request_for(big_report_parser(110), 8)));  // 230 KB of source, of answer per copy
+  // Dropped after the answer deadline (10 s without progress), not held forever.
+  const auto after = home.fieldline("parser test --checker on" + two_files);
+  EXPECT_NE(after.out.find("on the warm checker"), std::string::npos) << after.out;
+  ::close(greedy);
+}
+
+TEST(warm_checker, a_request_trickled_byte_by_byte_is_cut_at_the_deadline) {
+  checker_home home;
+  const int trickler = client_of_started_checker(home);
+  ASSERT_GE(trickler, 0);
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {  // one byte every 500 ms: each read is quick, the whole never ends
+    while (!stop && ::send(trickler, " ", 1, MSG_NOSIGNAL) == 1)
+      for (int i = 0; i < 5 && !stop; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  });
+  EXPECT_TRUE(served_by_the_checker(home));  // after the trickler's 10 s, not never
+  stop = true;
+  trickle.join();
+  EXPECT_NE(read_all(trickler).find("too large or too slow"), std::string::npos);
+  ::close(trickler);
+}
+
+TEST(warm_checker, started_without_standard_streams_it_still_holds_its_lock) {
+  checker_home home;
+  // Standard input, output and error closed: the pipe the checker reports readiness on could land
+  // on descriptor 3, and the checker's lock with it.
+  const auto r =
+      run_command(home.env() + FIELDLINE_BINARY + " parser test --checker on" + two_files + " <&- 2>&- | cat", false);
+  EXPECT_NE(r.out.find("on the warm checker"), std::string::npos) << r.out;
+  const auto socket = home.socket();
+  ASSERT_TRUE(socket.has_value());
+  // A second checker on the same socket gives way at once (exit 0) and the first keeps serving.
+  const auto second =
+      run_command(std::string("timeout 20 ") + FIELDLINE_BINARY +
+                  " parser checker --serve --idle-seconds 30 --socket " + socket->string() + "; echo exit $?");
+  EXPECT_NE(second.out.find("exit 0"), std::string::npos) << second.out;
+  EXPECT_TRUE(served_by_the_checker(home));
+  EXPECT_NE(home.fieldline("parser checker --stop").out.find("warm checker stopped\n"), std::string::npos);
+}
+
+TEST(warm_checker, a_request_of_many_files_runs_on_a_bounded_number_of_threads) {
+  checker_home home;
+  const int fd = client_of_started_checker(home);
+  ASSERT_GE(fd, 0);
+  const pid_t checker = peer_pid(fd);
+  ASSERT_GT(checker, 0);
+  const int idle_threads = threads_of(checker);
+  ASSERT_TRUE(send_whole(fd, request_for("defmodule Parser do\nend\n", 400)));
+  int most = 0;
+  std::string answers;
+  char buffer[65536];
+  for (ssize_t n; (n = ::read(fd, buffer, sizeof buffer)) > 0;) {
+    answers.append(buffer, static_cast<std::size_t>(n));
+    most = std::max(most, threads_of(checker));
+  }
+  ::close(fd);
+  EXPECT_EQ(std::count(answers.begin(), answers.end(), '\n'), 400);
+  EXPECT_LE(most, idle_threads + 2) << "threads while serving 400 files";
+}
+
+TEST(warm_checker, stop_ends_the_checkers_of_earlier_builds_too) {
+  checker_home home;
+  ASSERT_FALSE(started_checker(home).empty());
+  // Another checker in the same directory, as an earlier build's would be (another socket name).
+  const auto other = (home.socket_dir() / "0123456789abcdef.sock").string();
+  ASSERT_EQ(run_command(home.env() + FIELDLINE_BINARY + " parser checker --serve --idle-seconds 60 --socket " + other +
+                        " >/dev/null 2>&1 &")
+                .exit_code,
+            0);
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(other); }));
+  EXPECT_NE(home.fieldline("parser checker --stop").out.find("warm checker stopped (2)"), std::string::npos);
+  EXPECT_FALSE(home.socket().has_value());
+}
+
+TEST(warm_checker, a_runtime_changed_in_any_file_gets_a_checker_of_its_own) {
+  checker_home home;
+  // A copy of the runtime (workers take it from FIELDLINE_RUNTIME_EBIN), so that one of its files
+  // can change: not only the worker module, also a NIF, the protocols or the warm list.
+  temp_dir copy;
+  const auto built = std::filesystem::path(FIELDLINE_BINARY).parent_path().parent_path() / "parsers";
+  std::filesystem::copy(built, copy.path() / "parsers", std::filesystem::copy_options::recursive);
+  const std::string runtime = "FIELDLINE_RUNTIME_EBIN=" + (copy.path() / "parsers" / "ebin").string() + " ";
+  const auto run = [&] {
+    return run_command(home.env() + runtime + FIELDLINE_BINARY + " parser test --checker on" + two_files, false);
+  };
+  ASSERT_NE(run().out.find("on the warm checker"), std::string::npos);
+  const auto first = home.socket();
+  ASSERT_TRUE(first.has_value());
+  const auto nif = copy.path() / "parsers" / "nif" / "fieldline_frames.so";
+  std::filesystem::last_write_time(nif, std::filesystem::last_write_time(nif) + std::chrono::seconds(5));
+  ASSERT_NE(run().out.find("on the warm checker"), std::string::npos);
+  std::size_t sockets = 0;
+  for (const auto& e : std::filesystem::directory_iterator(home.socket_dir()))
+    sockets += e.path().extension() == ".sock";
+  EXPECT_EQ(sockets, 2u) << "a changed NIF must not be served by the checker of the old runtime";
+  EXPECT_NE(home.fieldline("parser checker --stop").out.find("warm checker stopped (2)"), std::string::npos);
 }
 
 }  // namespace fl::testing
