@@ -98,7 +98,12 @@ void answer_tests(int fd, sandbox::worker_pool& pool, const request& r) {
         i = next++;
       }
       const auto t0 = std::chrono::steady_clock::now();
-      auto report = pool.test({r.files[i].source}, {.timeout_ms = r.timeout_ms});
+      sandbox::test_report report;
+      try {
+        report = pool.test({r.files[i].source}, {.timeout_ms = r.timeout_ms});
+      } catch (const std::exception& e) {  // workers cannot start here: the file's report says so
+        report.compile.problems.emplace_back(std::nullopt, std::string("the sandbox failed: ") + e.what());
+      }
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       {
         std::lock_guard lock(m);
