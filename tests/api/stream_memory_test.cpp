@@ -100,12 +100,13 @@ TEST(stream_memory, a_million_readings_stream_without_the_server_growing) {
                               std::to_string(peak_first_half) + " KiB, peak " + std::to_string(peak) + " KiB, " +
                               std::to_string(result.bytes) + " bytes streamed";
   // The result is ~320 MB of JSON. The server may grow by its 64 MiB block cache and memtables
-  // while it reads (they fill in the first half), but not with the result (its second half alone is
-  // ~160 MB): the second half adds at most 32 MiB whatever the build (blocks churning through the
-  // full cache on two I/O threads still spread over malloc's arenas: 17.8 MiB seen once in CI), and
-  // the whole stream at most 128 MiB. The sanitizers give every cached block shadow memory (and ASan
-  // redzones), so the absolute bound holds for plain builds.
-  EXPECT_LT(peak - peak_first_half, 32 * 1024) << figures;
+  // while it reads (they fill in the first half), but not with the result: the second half adds
+  // at most 16 MiB whatever the build, and the whole stream at most 128 MiB. The sanitizers give
+  // every cached block shadow memory (and ASan redzones), so the absolute bound holds for plain builds.
+  // (With a reader that drained the stream faster, the second half added 17.8 MiB once in a plain
+  // build and 36.8 MiB under TSan: allocator churn, not the result, which would be ~160 MB; see
+  // docs/BENCHMARKS.md, "Where a stream's time goes".)
+  EXPECT_LT(peak - peak_first_half, 16 * 1024) << figures;
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   EXPECT_LT(peak - baseline, 128 * 1024) << figures;
 #endif
