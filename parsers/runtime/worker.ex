@@ -45,7 +45,7 @@ defmodule Fieldline.Worker do
         loop(port)
       else
         error ->
-          IO.puts(:stderr, "fieldline worker: lockdown failed: #{inspect(error)}")
+          IO.puts(:stderr, "fieldline worker: setup failed (answer channel or lockdown): #{inspect(error)}")
           :erlang.halt(3)
       end
     end)

@@ -164,6 +164,19 @@ TEST(host_deadline, garbage_on_the_channel_is_rejected) {
   EXPECT_EQ(out[2].kind, outcome_kind::ok);
 }
 
+TEST(host_deadline, a_frame_forged_through_the_answer_nif_is_checked_like_any_other) {
+  // The runtime's own answer channel (Fieldline.Frames, a NIF writing fd 4), used by raw code to
+  // claim outcomes for packets the host never sent.
+  auto pool = pool_running(
+      "ok = 'Elixir.Fieldline.Frames':load(), "
+      "ok = 'Elixir.Fieldline.Frames':send(term_to_binary({outcomes, 1, [{ok, [], []}, {ok, [], []}, {ok, [], []}], "
+      "#{}})), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[1].kind, outcome_kind::protocol_error) << out[1].message;
+  EXPECT_EQ(out[2].kind, outcome_kind::ok) << out[2].message;  // retried on a fresh worker
+}
+
 TEST(host_deadline, a_worker_that_dies_mid_batch_charges_only_the_packet_in_progress) {
   auto pool = pool_running("halt(1)");
   const auto out = parse_three(*pool);

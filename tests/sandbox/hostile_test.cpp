@@ -34,6 +34,7 @@ const rejected_case rejected[] = {
     {"dynamic_apply", 4, "apply/3"},
     {"alias_file", 5, "call to File.write is not allowed"},
     {"forged_answer_frame", 6, "call to Fieldline.Frames.send is not allowed"},
+    {"warmup_record", 6, "call to Fieldline.Warmup.record is not allowed"},
     {"variable_module", 5, "dynamic call mod.to_atom"},
     {"quoted_module_atom", 4, "File.write"},
     {"import_erlang", 3, "import of :erlang"},
