@@ -218,7 +218,7 @@ storage::result<void> reparse_runner::work(const storage::device_ref& device, js
       std::lock_guard lock(mutex_);
       if (threads_.stopping()) return {};  // resumed on the next start from the stored progress
     }
-    storage::scan_options chunk{.descending = false, .limit = config_.batch_size};
+    storage::scan_options chunk{.descending = false, .limit = config_.batch_size, .cache = storage::cache_use::bypass};
     if (job.at("resume_id").is_string())
       chunk.after = std::pair{int_field(job, "resume_t"), *uuid::parse(job.at("resume_id").as_string())};
     auto items = packets.page(device.mandate, device.device, chunk);

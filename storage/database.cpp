@@ -301,6 +301,8 @@ engine_stats database::stats() const {
   s.memtable_bytes = summed(rocksdb::DB::Properties::kCurSizeAllMemTables);
   s.pending_compaction_bytes = summed(rocksdb::DB::Properties::kEstimatePendingCompactionBytes);
   std::uint64_t value = 0;
+  if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &value)) s.running_compactions = value;
+  if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningFlushes, &value)) s.running_flushes = value;
   if (db.GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &value)) s.write_stopped = value != 0;
   if (db.GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value)) s.delayed_write_rate = value;
   for (auto* h : impl_->handles) {
@@ -336,8 +338,9 @@ result<void> database::scan(family f, std::string_view prefix, const visitor& vi
 }
 
 result<void> database::scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
-                                 direction dir) const {
+                                 direction dir, cache_use cache) const {
   rocksdb::ReadOptions read_options;
+  read_options.fill_cache = cache == cache_use::fill;
   const std::string upper = prefix_successor(prefix);
   rocksdb::Slice upper_slice(upper);
   rocksdb::Slice lower_slice(prefix.data(), prefix.size());

@@ -51,6 +51,11 @@ enum class durability {
 
 enum class direction { forward, backward };
 
+// Whether a scan keeps the blocks it reads in the shared block cache. Bulk reads (streams, reparse,
+// replay) bypass it: a scan over a device's whole history would otherwise push out the blocks that
+// pages and lookups reuse, and grow the server by the cache's size while it runs.
+enum class cache_use { fill, bypass };
+
 struct open_options {
   std::filesystem::path dir;
   std::size_t block_cache_bytes = 64u << 20;  // default 64 MiB shared block cache
@@ -82,7 +87,7 @@ class database {
   // The same, starting at `start` (inclusive; for backward scans the last key <= start) instead of
   // at the prefix's first (or last) key. `start` must itself begin with `prefix`.
   [[nodiscard]] result<void> scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
-                                       direction dir) const;
+                                       direction dir, cache_use cache = cache_use::fill) const;
 
  private:
   struct impl;

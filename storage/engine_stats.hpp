@@ -10,6 +10,8 @@ struct engine_stats {
   std::uint64_t total_sst_bytes = 0;           // rocksdb.total-sst-files-size (obsolete files included)
   std::uint64_t memtable_bytes = 0;            // rocksdb.cur-size-all-mem-tables
   std::uint64_t pending_compaction_bytes = 0;  // rocksdb.estimate-pending-compaction-bytes
+  std::uint64_t running_compactions = 0;       // rocksdb.num-running-compactions, now
+  std::uint64_t running_flushes = 0;           // rocksdb.num-running-flushes, now
   // Write stalls since the database was opened (cfstats io_stalls.total_slowdown + total_stop):
   // each time RocksDB slowed or stopped writes because compaction or flushes fell behind.
   std::uint64_t write_slowdowns = 0;

@@ -60,7 +60,7 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
         out.push_back(std::move(item));
         return out.size() < q.limit;
       },
-      q.descending ? direction::backward : direction::forward);
+      q.descending ? direction::backward : direction::forward, q.cache);
   if (!scanned) return scanned.error();
   if (failed) return *failed;
   return out;

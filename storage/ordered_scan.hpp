@@ -26,7 +26,8 @@ struct scan_options {
   std::optional<micros> until;                   // time < until
   doc_filter keep;                               // empty: keep every document
   std::size_t limit = 10;
-  bool documents = true;  // false: only `raw` is filled (unless `keep` needs the parsed document)
+  bool documents = true;              // false: only `raw` is filled (unless `keep` needs the parsed document)
+  cache_use cache = cache_use::fill;  // bypass for bulk reads that walk a whole history
 };
 
 struct ordered_item {

@@ -100,7 +100,7 @@ int replay_device_command(const std::string& parser_file, const std::string& dev
     if (!doc || !*doc || !profiles) throw std::runtime_error("cannot read the device " + device.str());
     context.device = pipeline::parser_device_view(**doc, *profiles);
   }
-  storage::scan_options chunk{.descending = false, .limit = batch_size};
+  storage::scan_options chunk{.descending = false, .limit = batch_size, .cache = storage::cache_use::bypass};
   while (true) {
     auto items = packets.page(mandate, device, chunk);
     if (!items) throw std::runtime_error(items.error().message);

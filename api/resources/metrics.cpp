@@ -80,6 +80,8 @@ void write_storage(metrics::exposition& out, const storage::engine_stats& s) {
   out.single_gauge("fieldline_rocksdb_memtable_bytes", "Size of the memtables.", num(s.memtable_bytes));
   out.single_gauge("fieldline_rocksdb_pending_compaction_bytes",
                    "Bytes compaction estimates it must rewrite to settle.", num(s.pending_compaction_bytes));
+  out.single_gauge("fieldline_rocksdb_running_compactions", "Compactions running now.", num(s.running_compactions));
+  out.single_gauge("fieldline_rocksdb_running_flushes", "Memtable flushes running now.", num(s.running_flushes));
   out.single_counter("fieldline_rocksdb_write_slowdowns_total",
                      "Times RocksDB slowed writes since the start: compaction or flushes fell behind (degraded).",
                      num(s.write_slowdowns));

@@ -99,7 +99,9 @@ http_response answer_list(const ordered_list& list, list_mode mode, std::chrono:
     }
     return raw_list_response(page, next);
   }
-  auto items = std::make_unique<merged_items>(list.sources, unparsed(list.options), list.read,
+  auto options = unparsed(list.options);
+  options.cache = storage::cache_use::bypass;  // a stream walks a history: keep the cache for pages
+  auto items = std::make_unique<merged_items>(list.sources, std::move(options), list.read,
                                               chunk_for(list.sources, stream_chunk_items));
   // The first item is read here, so a failure before the first byte is a normal JSON error.
   auto first = items->next();

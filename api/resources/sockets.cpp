@@ -57,6 +57,7 @@ class stored_replay final : public replay_source {
   bool start() {
     storage::scan_options base{.descending = false, .from = after_, .until = unique_now_micros()};
     base.documents = filter_.stream == socket_stream::packets;  // packets need interface_id
+    base.cache = storage::cache_use::bypass;                    // a replay walks a history, like a stream
     if (filter_.stream == socket_stream::readings) {
       for (const auto& d : devices_) {
         auto g = app_.readings.generation(filter_.mandate, d);

@@ -102,7 +102,8 @@ TEST_F(metrics_route, counters_move_with_requests_a_parsed_packet_and_a_websocke
   // Storage figures are there (their values depend on RocksDB's flushes).
   for (const char* name : {"fieldline_rocksdb_live_sst_bytes", "fieldline_rocksdb_pending_compaction_bytes",
                            "fieldline_rocksdb_write_slowdowns_total", "fieldline_rocksdb_write_stops_total",
-                           "fieldline_rocksdb_memtable_bytes"})
+                           "fieldline_rocksdb_memtable_bytes", "fieldline_rocksdb_running_compactions",
+                           "fieldline_rocksdb_running_flushes"})
     EXPECT_TRUE(sample_value(after, name)) << name;
   EXPECT_GT(sample_sum(after, "fieldline_rocksdb_memtable_bytes"), 0);
 }
