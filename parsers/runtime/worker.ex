@@ -40,9 +40,8 @@ defmodule Fieldline.Worker do
 
       # Never serve without the post-boot lockdown (no exec, fork or new sockets).
       with :ok <- Fieldline.Frames.load(), :ok <- Fieldline.Lockdown.lock() do
-        # Requests come through the port; answers go out through Fieldline.Frames.
-        port = Port.open({:fd, 3, 4}, [:binary, {:packet, 4}, :eof, :in])
-        loop(port)
+        # Requests come in and answers go out through Fieldline.Frames.
+        loop()
       else
         error ->
           IO.puts(:stderr, "fieldline worker: setup failed (answer channel or lockdown): #{inspect(error)}")
@@ -71,9 +70,13 @@ defmodule Fieldline.Worker do
     :logger.set_primary_config(:level, :all)
   end
 
-  defp loop(port) do
-    receive do
-      {^port, {:data, frame}} ->
+  # How long the scheduler watches for the next request before it sleeps: the host sends it a few
+  # tens of µs after the last answer when it has more work (sandbox/nif/frames.c).
+  @watch_us 200
+
+  defp loop do
+    case Fieldline.Frames.next_request(@watch_us) do
+      {:ok, frame} ->
         emit = fn term -> :ok = Fieldline.Frames.send(:erlang.term_to_binary(term)) end
 
         try do
@@ -82,10 +85,14 @@ defmodule Fieldline.Worker do
           e -> emit.({:error, :protocol, Exception.message(e)})
         end
 
-        loop(port)
+        loop()
 
-      {^port, :eof} ->
+      :eof ->
         :erlang.halt(0)
+
+      {:error, errno} ->
+        IO.puts(:stderr, "fieldline worker: reading a request failed (errno #{errno})")
+        :erlang.halt(4)
     end
   end
 
