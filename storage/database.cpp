@@ -81,6 +81,7 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
   table.block_cache = cache;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.whole_key_filtering = spec.prefix_length == 0;
+  table.block_size = spec.block_bytes;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   if (spec.prefix_length > 0) {
     options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
