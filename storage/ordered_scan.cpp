@@ -1,5 +1,6 @@
 #include "storage/ordered_scan.hpp"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 
 #include "core/json_in.hpp"
@@ -30,6 +31,7 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
   }
   const std::size_t p = prefix.size();
   std::vector<ordered_item> out;
+  out.reserve(std::min<std::size_t>(q.limit, 1024));  // chunks are read whole: no regrowth moves
   std::optional<error> failed;
   auto scanned = db.scan_from(
       f, prefix, start,

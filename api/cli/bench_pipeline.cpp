@@ -305,6 +305,8 @@ int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std:
       if (!server.db().write(batch, storage::durability::buffered)) throw std::runtime_error("seeding failed");
     }
   }
+  steps.set_note("letting compaction settle");
+  server.settle_storage();
   const std::string page_target = "/api/v1/devices/" + paged + "/readings?limit=100";
   api::http_client probe("127.0.0.1", server.port());
   const std::string page_body = probe.request("GET", page_target, {}, {{"x-api-key", key}}).body;

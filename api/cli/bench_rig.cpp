@@ -8,12 +8,14 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "api/bootstrap.hpp"
 #include "api/http/client.hpp"
 #include "core/ids.hpp"
 #include "core/json_out.hpp"
 #include "core/thread_name.hpp"
+#include "storage/engine_stats.hpp"
 
 namespace fl::cli {
 
@@ -61,6 +63,15 @@ json::value bench_server::call(const std::string& method, const std::string& tar
   if (r.status >= 300)
     throw std::runtime_error(method + " " + target + ": HTTP " + std::to_string(r.status) + " " + r.body);
   return json::parse(r.body).at("body");
+}
+
+void bench_server::settle_storage() {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < give_up) {
+    const auto s = db_->stats();
+    if (s.running_compactions == 0 && s.running_flushes == 0 && s.pending_compaction_bytes == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
 }
 
 std::pair<std::string, std::string> bench_server::tenant() {

@@ -53,6 +53,9 @@ class bench_server {
                           const std::string& body = {}) const;
   // A mandate (feature api_packets_writeable) with an unthrottled admin key; returns (mandate id, key).
   std::pair<std::string, std::string> tenant();
+  // Waits (up to two minutes) until RocksDB runs no flush or compaction and owes none: data seeded
+  // just before a measurement would otherwise be compacted on the same cores while it runs.
+  void settle_storage();
 
   std::string superadmin;
 

@@ -25,22 +25,21 @@ api_result<void> merged_items::refill(std::size_t i) {
   auto chunk = checked(read_(i, options));
   if (!chunk) return chunk.error();
   s.exhausted = chunk->size() < chunk_;
-  for (auto& item : *chunk) s.buffer.push_back(std::move(item));
+  s.buffer = std::move(*chunk);  // refilled only once empty: nothing buffered is lost
+  s.head = 0;
   if (!s.buffer.empty()) s.resume = std::pair{s.buffer.back().t, s.buffer.back().id};
   return {};
 }
 
-api_result<std::optional<storage::ordered_item>> merged_items::next() {
+api_result<storage::ordered_item*> merged_items::next() {
   // The heap holds every source with a buffered item, the one whose head comes first on top, so an
   // item costs O(log devices) rather than a look at every device.
-  const auto later = [this](std::size_t a, std::size_t b) {
-    return before(sources_[b].buffer.front(), sources_[a].buffer.front());
-  };
+  const auto later = [this](std::size_t a, std::size_t b) { return before(sources_[b].first(), sources_[a].first()); };
   if (!started_) {
     started_ = true;
     for (std::size_t i = 0; i < sources_.size(); ++i) {
       if (auto r = refill(i); !r) return r.error();
-      if (!sources_[i].buffer.empty()) heap_.push_back(i);
+      if (!sources_[i].empty()) heap_.push_back(i);
     }
     std::make_heap(heap_.begin(), heap_.end(), later);
   }
@@ -50,25 +49,24 @@ api_result<std::optional<storage::ordered_item>> merged_items::next() {
     const std::size_t i = *drained_;
     drained_.reset();
     if (auto r = refill(i); !r) return r.error();
-    if (!sources_[i].buffer.empty()) {
+    if (!sources_[i].empty()) {
       heap_.push_back(i);
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
   }
-  if (heap_.empty()) return std::optional<storage::ordered_item>{};
+  if (heap_.empty()) return nullptr;
   std::pop_heap(heap_.begin(), heap_.end(), later);
   const std::size_t i = heap_.back();
   heap_.pop_back();
   auto& s = sources_[i];
-  auto item = std::move(s.buffer.front());
-  s.buffer.pop_front();
-  if (s.buffer.empty() && !s.exhausted) {
-    drained_ = i;
-  } else if (!s.buffer.empty()) {
+  auto* item = &s.buffer[s.head++];
+  if (s.empty() && !s.exhausted) {
+    drained_ = i;  // read again at the next call, when `item` is no longer needed
+  } else if (!s.empty()) {
     heap_.push_back(i);
     std::push_heap(heap_.begin(), heap_.end(), later);
   }
-  return std::optional<storage::ordered_item>{std::move(item)};
+  return item;
 }
 
 }  // namespace fl::api

@@ -2,7 +2,6 @@
 // Time-ordered items of several devices (packets or readings) merged in (time, id) order. Each
 // device is read chunk by chunk straight off its key order, so memory is bounded by
 // devices x chunk however long the result, and a page of N costs about N + devices reads.
-#include <deque>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -20,12 +19,16 @@ class merged_items {
  public:
   merged_items(std::size_t sources, storage::scan_options base, chunk_reader read, std::size_t chunk);
 
-  // The next item in order; nullopt when every source is exhausted.
-  [[nodiscard]] api_result<std::optional<storage::ordered_item>> next();
+  // The next item in order, valid (and free to move from) until the next call; nullptr when every
+  // source is exhausted. Items stay in the chunk they were read in: a stream moves no item.
+  [[nodiscard]] api_result<storage::ordered_item*> next();
 
  private:
   struct source {
-    std::deque<storage::ordered_item> buffer;
+    std::vector<storage::ordered_item> buffer;  // the last chunk read; items before `head` are taken
+    std::size_t head = 0;
+    [[nodiscard]] bool empty() const { return head == buffer.size(); }
+    [[nodiscard]] const storage::ordered_item& first() const { return buffer[head]; }
     std::optional<std::pair<micros, uuid>> resume;
     bool exhausted = false;
   };
