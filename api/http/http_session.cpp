@@ -6,10 +6,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffer_traits.hpp>
+#include <boost/beast/core/buffers_suffix.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <functional>
 #include <optional>
 #include <type_traits>
 
@@ -28,12 +31,49 @@ constexpr std::size_t first_read_bytes = 4096;  // read while waiting for a requ
 
 namespace {
 
-http::response<http::string_body> to_beast(const http_response& r, unsigned version, bool keep_alive) {
+enum class write_now { done, later, broken };
+
+// Plain TCP only: writes what the kernel takes at once, without arming the write timer and waiting
+// for a completion, which cost as much per answer as serving a small page (or reading a stream
+// chunk's ~200 stored readings). What does not fit, and TLS, goes through the asynchronous write
+// under the write timeout. `write_some(socket, ec)` writes some of what is left and consumes it.
+template <class Stream, class WriteSome>
+write_now write_what_fits(Stream& stream, const WriteSome& write_some, const std::function<bool()>& finished) {
+  if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
+    return write_now::later;
+  } else {
+    auto& socket = stream.socket();
+    beast::error_code ec;
+    if (!socket.non_blocking()) socket.non_blocking(true, ec);
+    if (ec) return write_now::later;
+    while (!ec && !finished()) write_some(socket, ec);
+    if (finished()) return write_now::done;
+    return ec == asio::error::would_block || ec == asio::error::try_again ? write_now::later : write_now::broken;
+  }
+}
+
+template <class Stream>
+write_now write_what_fits(Stream& stream, http::response_serializer<http::string_body>& serializer) {
+  return write_what_fits(
+      stream, [&](tcp::socket& socket, beast::error_code& ec) { http::write_some(socket, serializer, ec); },
+      [&] { return serializer.is_done(); });
+}
+
+template <class Stream, class Buffers>
+write_now write_what_fits(Stream& stream, beast::buffers_suffix<Buffers>& rest) {
+  return write_what_fits(
+      stream, [&](tcp::socket& socket, beast::error_code& ec) { rest.consume(socket.write_some(rest, ec)); },
+      [&] { return beast::buffer_bytes(rest) == 0; });
+}
+
+// `body` is the answer's, passed apart so that a page (tens of KB) is moved, not copied.
+http::response<http::string_body> to_beast(const http_response& r, std::string body, unsigned version,
+                                           bool keep_alive) {
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
   res.set(http::field::server, "fieldline");
   if (!r.content_type.empty()) res.set(http::field::content_type, r.content_type);
   for (const auto& [name, value] : r.headers) res.set(name, value);
-  res.body() = r.body;
+  res.body() = std::move(body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
@@ -91,7 +131,8 @@ http_response keeping_headers(const http_response& original, http_response repla
 }  // namespace
 
 http::response<http::string_body> early_error(int status, std::string message) {
-  return to_beast(error_response({status, std::move(message)}), 11, false);
+  auto answer = error_response({status, std::move(message)});
+  return to_beast(answer, std::move(answer.body), 11, false);
 }
 
 template <class Stream>
@@ -181,9 +222,9 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
       std::string method = "-";
       if (ec == http::error::body_limit) {  // the head is whole: a limited key gets its rate headers
         method = std::string(parser.get().method_string());
-        answer = to_beast(shared_.routes.refuse(from_beast(parser.get()),
-                                                {413, "request body exceeds " + std::to_string(body_cap) + " bytes"}),
-                          11, false);
+        auto refused = shared_.routes.refuse(from_beast(parser.get()),
+                                             {413, "request body exceeds " + std::to_string(body_cap) + " bytes"});
+        answer = to_beast(refused, std::move(refused.body), 11, false);
       } else if (ec == http::error::header_limit) {
         answer = early_error(431, "request header exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
       } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&
@@ -238,12 +279,18 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
       if (!streamed || !keep_alive) break;
       continue;
     }
-    auto res = to_beast(answer, req.version(), keep_alive);
+    auto res = to_beast(answer, std::move(answer.body), req.version(), keep_alive);
     if (req.method() == http::verb::head) res.body().clear();
-    lowest.expires_after(limits.write_timeout);
-    auto [write_ec, written] = co_await http::async_write(stream_, res, tuple_awaitable);
+    http::response_serializer<http::string_body> serializer{res};
+    const auto now = write_what_fits(stream_, serializer);
+    bool written = now == write_now::done;
+    if (now == write_now::later) {
+      lowest.expires_after(limits.write_timeout);
+      auto [write_ec, n] = co_await http::async_write(stream_, serializer, tuple_awaitable);
+      written = !write_ec;
+    }
     shared_.routes.finished(request.method, answer.facts, answer.status, std::chrono::steady_clock::now() - began);
-    if (write_ec || !keep_alive) break;
+    if (!written || !keep_alive) break;
   }
   // Over TLS no close_notify is sent: every answer is delimited (Content-Length or chunked), so a
   // client loses nothing, and waiting for the peer's close_notify could hold the connection.
@@ -285,9 +332,15 @@ asio::awaitable<bool> http_session<Stream>::write_stream(const http_response& an
   while (true) {
     std::string piece = answer.stream->next();
     if (piece.empty()) break;
-    lowest.expires_after(limits.write_timeout);
-    auto [ec, n] = co_await asio::async_write(stream_, http::make_chunk(asio::buffer(piece)), tuple_awaitable);
-    if (ec) co_return false;
+    auto chunk = http::make_chunk(asio::buffer(piece));
+    beast::buffers_suffix<decltype(chunk)> rest(chunk);
+    const auto now = write_what_fits(stream_, rest);
+    if (now == write_now::broken) co_return false;
+    if (now == write_now::later) {
+      lowest.expires_after(limits.write_timeout);
+      auto [ec, n] = co_await asio::async_write(stream_, rest, tuple_awaitable);
+      if (ec) co_return false;
+    }
   }
   lowest.expires_after(limits.write_timeout);
   auto [last_ec, last_bytes] = co_await asio::async_write(stream_, http::make_chunk_last(), tuple_awaitable);
