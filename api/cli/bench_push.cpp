@@ -104,6 +104,14 @@ class subscriber_set {
       last = frames_;
     }
   }
+  // Until `owed` frames arrived (or `limit` passed), then quiet: a loaded machine can hold a frame
+  // back longer than any fixed quiet period, and a missing frame is a failure of the run.
+  void wait_for(std::size_t owed, std::chrono::seconds limit) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (frames_ < owed && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a condition
+    wait_quiet(std::chrono::milliseconds(500));
+  }
   [[nodiscard]] std::size_t frames() const { return frames_; }
   [[nodiscard]] std::size_t closed() const { return closed_; }
   [[nodiscard]] double seconds() const {
@@ -270,7 +278,7 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
 
   // One phase: wrk POSTs for `seconds`, then until parsed; with `subs` attached, until their frames
   // stopped coming.
-  const auto phase = [&](subscriber_set* subs) {
+  const auto phase = [&](subscriber_set* subs, const std::function<std::size_t()>& owed) {
     push_run r;
     const double cpu_before = process_cpu_seconds();
     const auto start = clock::now();
@@ -287,7 +295,7 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
     r.ingested_per_s = static_cast<double>(packets) / std::chrono::duration<double>(clock::now() - start).count();
     r.cpu_us_per_packet = (process_cpu_seconds() - cpu_before) * 1e6 / static_cast<double>(packets);
     if (!subs) return r;
-    subs->wait_quiet(std::chrono::milliseconds(500));
+    subs->wait_for(owed(), std::chrono::seconds(60));
     r.frames = subs->frames();
     r.frames_per_s = subs->seconds() > 0 ? static_cast<double>(r.frames) / subs->seconds() : 0;
     r.latency = subs->latencies();
@@ -296,7 +304,8 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
   };
   push_phases out;
   steps.update(1, "ingest without subscribers");
-  out.before = phase(nullptr);
+  const auto nothing_owed = [] { return std::size_t{0}; };
+  out.before = phase(nullptr, nothing_owed);
   steps.update(2, "ingest with " + std::to_string(subscribers) + " subscribers");
   {
     subscriber_set subs;
@@ -324,12 +333,18 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
     }
     subs.start();
     const auto before = packets_per_device();
-    out.with = phase(&subs);
-    const auto after = packets_per_device();
-    for (std::size_t d = 0; d < device_count; ++d) out.expected_frames += (after[d] - before[d]) * followers[d];
+    // Asked once parsing is idle: every packet of the run is stored by then.
+    const auto owed = [&] {
+      const auto after = packets_per_device();
+      std::size_t frames = 0;
+      for (std::size_t d = 0; d < device_count; ++d) frames += (after[d] - before[d]) * followers[d];
+      return frames;
+    };
+    out.with = phase(&subs, owed);
+    out.expected_frames = owed();
   }
   steps.update(3, "ingest without subscribers, again");
-  out.after = phase(nullptr);
+  out.after = phase(nullptr, nothing_owed);
   steps.finish();
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include "api/http/client.hpp"
 #include "core/metrics.hpp"
+#include "support/eventually.hpp"
 #include "support/prometheus_text.hpp"
 #include "support/socket_fixture.hpp"
 
@@ -71,7 +72,15 @@ TEST_F(metrics_route, counters_move_with_requests_a_parsed_packet_and_a_websocke
   ASSERT_EQ(posted.status, 200) << posted.body;
   ASSERT_TRUE(probe_->wait_events(socket, 1));
 
-  const auto after = scrape_text();
+  // The client can hold the frame before the session's write completion has counted it.
+  std::string after;
+  EXPECT_TRUE(eventually(
+      [&] {
+        after = scrape_text();
+        return sample_sum(after, "fieldline_websocket_frames_sent_total") >=
+               sample_sum(before, "fieldline_websocket_frames_sent_total") + 1;
+      },
+      std::chrono::seconds(10)));
   EXPECT_TRUE(exposition_problems(after).empty()) << ::testing::PrintToString(exposition_problems(after));
   // Requests by route template, never the raw path.
   EXPECT_GE(sample_sum(after, "fieldline_http_requests_total", {show_device, R"(status="200")"}), shown_before + 1);
