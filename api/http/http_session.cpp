@@ -12,7 +12,6 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
-#include <functional>
 #include <optional>
 #include <type_traits>
 
@@ -37,8 +36,8 @@ enum class write_now { done, later, broken };
 // for a completion, which cost as much per answer as serving a small page (or reading a stream
 // chunk's ~200 stored readings). What does not fit, and TLS, goes through the asynchronous write
 // under the write timeout. `write_some(socket, ec)` writes some of what is left and consumes it.
-template <class Stream, class WriteSome>
-write_now write_what_fits(Stream& stream, const WriteSome& write_some, const std::function<bool()>& finished) {
+template <class Stream, class WriteSome, class Finished>
+write_now write_what_fits(Stream& stream, const WriteSome& write_some, const Finished& finished) {
   if constexpr (!std::is_same_v<Stream, beast::tcp_stream>) {
     return write_now::later;
   } else {

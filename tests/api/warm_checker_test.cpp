@@ -20,6 +20,7 @@
 #include <functional>
 #include <thread>
 
+#include "support/eventually.hpp"
 #include "support/run_command.hpp"
 #include "support/source_path.hpp"
 #include "support/temp_dir.hpp"
@@ -66,15 +67,6 @@ std::string src(const std::string& relative) {
 std::string reports_of(const std::string& out) {
   const auto last = out.rfind('\n', out.size() >= 2 ? out.size() - 2 : 0);
   return last == std::string::npos ? "" : out.substr(0, last);
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = std::chrono::seconds{30}) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
 }
 
 int connect_to(const std::filesystem::path& path) {
@@ -176,7 +168,7 @@ TEST(warm_checker, a_directory_others_may_enter_is_not_used) {
 TEST(warm_checker, it_exits_by_itself_when_idle) {
   checker_home home;
   EXPECT_TRUE(served_by_the_checker(home, " --checker-idle-seconds 1"));
-  EXPECT_TRUE(eventually([&] { return !home.socket().has_value(); }));
+  EXPECT_TRUE(eventually([&] { return !home.socket().has_value(); }, std::chrono::seconds(30)));
   EXPECT_NE(home.fieldline("parser checker --stop").out.find("no warm checker was running"), std::string::npos);
 }
 
@@ -432,7 +424,7 @@ TEST(warm_checker, stop_ends_the_checkers_of_earlier_builds_too) {
                         " >/dev/null 2>&1 &")
                 .exit_code,
             0);
-  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(other); }));
+  EXPECT_TRUE(eventually([&] { return std::filesystem::exists(other); }, std::chrono::seconds(30)));
   EXPECT_NE(home.fieldline("parser checker --stop").out.find("warm checker stopped (2)"), std::string::npos);
   EXPECT_FALSE(home.socket().has_value());
 }
