@@ -35,6 +35,8 @@ const rejected_case rejected[] = {
     {"alias_file", 5, "call to File.write is not allowed"},
     {"forged_answer_frame", 6, "call to Fieldline.Frames.send is not allowed"},
     {"warmup_record", 6, "call to Fieldline.Warmup.record is not allowed"},
+    {"steal_next_request", 3, "import of Fieldline.Frames"},
+    {"block_on_requests", 5, "call to Fieldline.Frames.wait_readable is not allowed"},
     {"variable_module", 5, "dynamic call mod.to_atom"},
     {"quoted_module_atom", 4, "File.write"},
     {"import_erlang", 3, "import of :erlang"},
