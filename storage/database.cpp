@@ -8,6 +8,7 @@
 #include <rocksdb/utilities/options_util.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -124,7 +125,13 @@ struct write_batch::impl {
   const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
   rocksdb::Status status;  // first failure while building; reported by database::write
 
-  rocksdb::ColumnFamilyHandle* handle(family f) const { return handles->at(static_cast<std::size_t>(f)); }
+  // The family's handle, or null (and the batch refused) when it is not open: a retired family
+  // after its upgrade. RocksDB would take a null handle for its default family.
+  rocksdb::ColumnFamilyHandle* handle(family f) {
+    auto* h = handles->at(static_cast<std::size_t>(f));
+    if (!h) keep(rocksdb::Status::InvalidArgument("column family " + std::string(spec_of(f).name) + " is not open"));
+    return h;
+  }
   void keep(rocksdb::Status s) {
     if (status.ok() && !s.ok()) status = std::move(s);
   }
@@ -136,15 +143,15 @@ write_batch::write_batch(write_batch&&) noexcept = default;
 write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 
 void write_batch::put(family f, std::string_view key, std::string_view value) {
-  impl_->keep(impl_->batch.Put(impl_->handle(f), slice(key), slice(value)));
+  if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Put(h, slice(key), slice(value)));
 }
 
 void write_batch::add(family f, std::string_view key, std::int64_t n) {
-  impl_->keep(impl_->batch.Merge(impl_->handle(f), slice(key), encode_counter(n)));
+  if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Merge(h, slice(key), encode_counter(n)));
 }
 
 void write_batch::erase(family f, std::string_view key) {
-  impl_->keep(impl_->batch.Delete(impl_->handle(f), slice(key)));
+  if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Delete(h, slice(key)));
 }
 
 void write_batch::erase_prefix(family f, std::string_view prefix) {
@@ -153,7 +160,7 @@ void write_batch::erase_prefix(family f, std::string_view prefix) {
     impl_->keep(rocksdb::Status::InvalidArgument("erase_prefix needs a non-empty bounded prefix"));
     return;
   }
-  impl_->keep(impl_->batch.DeleteRange(impl_->handle(f), slice(prefix), end));
+  if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.DeleteRange(h, slice(prefix), end));
 }
 
 std::size_t write_batch::size() const {
@@ -191,7 +198,7 @@ class batch_copier : public rocksdb::WriteBatch::Handler {
  private:
   rocksdb::ColumnFamilyHandle* handle(std::uint32_t id) const {
     for (auto* h : handles_)
-      if (h->GetID() == id) return h;
+      if (h && h->GetID() == id) return h;
     return nullptr;
   }
   // Both batches come from one database, so this means a bug; never a write to the wrong family.
@@ -245,10 +252,22 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   db_options.keep_log_file_num = 5;
 
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  // A retired family is opened only while an older directory still has it (the upgrade empties
+  // and drops it); a read-only open cannot create families, so it opens only those that exist and
+  // the layout check below refuses a directory that lacks current ones.
+  std::vector<std::string> existing;
+  if (!rocksdb::DB::ListColumnFamilies(db_options, options.dir.string(), &existing).ok()) existing.clear();
+  const auto exists = [&](std::string_view name) {
+    return std::find(existing.begin(), existing.end(), name) != existing.end();
+  };
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  std::vector<std::size_t> opened;  // the family (enum index) of each descriptor after the default
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions{});
-  for (const auto& spec : all_families) {
+  for (std::size_t i = 0; i < all_families.size(); ++i) {
+    const auto& spec = all_families[i];
+    if ((spec.retired || options.read_only) && !exists(spec.name)) continue;
     descriptors.emplace_back(std::string(spec.name), family_options(spec, cache));
+    opened.push_back(i);
   }
 
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -266,9 +285,11 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
 
   auto state = std::make_unique<impl>();
   state->db.reset(raw);
-  // handles[0] is the default family, which we do not use; keep ours in enum order.
+  // handles[0] is the default family, which we do not use; keep ours in enum order, null where
+  // a family was not opened.
   raw->DestroyColumnFamilyHandle(handles[0]);
-  state->handles.assign(handles.begin() + 1, handles.end());
+  state->handles.assign(all_families.size(), nullptr);
+  for (std::size_t i = 0; i < opened.size(); ++i) state->handles[opened[i]] = handles[i + 1];
   std::unique_ptr<database> db(new database(std::move(state)));
   // The one place this file knows what keys mean: an older key layout is brought up to date
   // before anyone reads (layout_upgrade.hpp).
@@ -276,7 +297,22 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   return db;
 }
 
+bool database::has(family f) const {
+  return impl_->handle(f) != nullptr;
+}
+
+result<void> database::drop(family f) {
+  auto*& h = impl_->handles.at(static_cast<std::size_t>(f));
+  if (!spec_of(f).retired) return error{errc::invalid, "only a retired column family can be dropped"};
+  if (!h) return {};
+  if (auto status = impl_->db->DropColumnFamily(h); !status.ok()) return map_status(status, "dropping a family");
+  impl_->db->DestroyColumnFamilyHandle(h);
+  h = nullptr;
+  return {};
+}
+
 result<std::optional<std::string>> database::get(family f, std::string_view key) const {
+  if (!has(f)) return error{errc::invalid, "column family " + std::string(spec_of(f).name) + " is not open"};
   std::string value;
   auto status = impl_->db->Get(rocksdb::ReadOptions{}, impl_->handle(f), slice(key), &value);
   if (status.IsNotFound()) return std::optional<std::string>{};
@@ -308,7 +344,7 @@ engine_stats database::stats() const {
   if (db.GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value)) s.delayed_write_rate = value;
   for (auto* h : impl_->handles) {
     std::map<std::string, std::string> cf;
-    if (!db.GetMapProperty(h, rocksdb::DB::Properties::kCFStats, &cf)) continue;
+    if (!h || !db.GetMapProperty(h, rocksdb::DB::Properties::kCFStats, &cf)) continue;
     const auto add = [&](const char* key, std::uint64_t& to) {
       if (auto it = cf.find(key); it != cf.end()) to += std::strtoull(it->second.c_str(), nullptr, 10);
     };
@@ -340,6 +376,7 @@ result<void> database::scan(family f, std::string_view prefix, const visitor& vi
 
 result<void> database::scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
                                  direction dir, cache_use cache) const {
+  if (!has(f)) return error{errc::invalid, "column family " + std::string(spec_of(f).name) + " is not open"};
   rocksdb::ReadOptions read_options;
   read_options.fill_cache = cache == cache_use::fill;
   const std::string upper = prefix_successor(prefix);

@@ -65,7 +65,8 @@ struct open_options {
 
 class database {
  public:
-  // Opens or creates the database with every family in `all_families`.
+  // Opens or creates the database with every current family in `all_families` (and the retired
+  // ones an older directory still has), then upgrades an older key layout (layout_upgrade.hpp).
   [[nodiscard]] static result<std::unique_ptr<database>> open(const open_options& options);
   ~database();
   database(const database&) = delete;
@@ -76,6 +77,11 @@ class database {
   [[nodiscard]] result<void> write(write_batch& batch, durability d);
   // Makes every write so far durable (fsync of the WAL). Safe to call while others write.
   [[nodiscard]] result<void> sync_wal();
+  // Whether a family is open: always, except a retired one (column_families.hpp) that an older
+  // directory did not have or whose upgrade dropped it.
+  [[nodiscard]] bool has(family f) const;
+  // Drops a retired family (emptied by the layout upgrade) from the directory.
+  [[nodiscard]] result<void> drop(family f);
   // Sizes, compaction debt and write stalls (storage/engine_stats.hpp). Thread-safe, no I/O.
   [[nodiscard]] engine_stats stats() const;
 

@@ -4,7 +4,8 @@
 // (column_families.hpp has the families themselves). A new kind gets the next free value here;
 // the checks below refuse two kinds of one family sharing a byte, which once happened (action
 // and image membership lists took index kind 3, already the packet-id index's: layout 1; layout 2
-// moved them to 9, and layout_upgrade.cpp moves older data directories' entries on open).
+// moved them to 9, and layout_upgrade.cpp moves older data directories' entries on open). A retired
+// kind keeps its byte here, so nothing new takes it while older directories may still hold it.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -30,15 +31,17 @@ enum class record_kind : std::uint8_t {
 
 // index: mandate(16) | index kind(1) | ...
 enum class index_kind : std::uint8_t {
-  slug = 1,                  // | record kind(1) | slug -> id
-  key_hash = 2,              // (nil mandate) | sha256 of an API key -> key id
-  packet = 3,                // | packet id(16) -> the packet's location
-  readings_by_inserted = 4,  // | device | generation | inserted_at | reading id -> measured_at
-  readings_of_packet = 5,    // | device | generation | packet id | reading id
-  readings_generation = 6,   // | device -> the current generation
-  reading_by_id = 7,         // | reading id -> its location
-  packets_by_inserted = 8,   // | device | inserted_at | packet id
-  member = 9,                // | list(1) | parent(16) | id(16): action and image lists of a device
+  slug = 1,                          // | record kind(1) | slug -> id
+  key_hash = 2,                      // (nil mandate) | sha256 of an API key -> key id
+  packet = 3,                        // | packet id(16) -> the packet's location
+  layout2_readings_by_inserted = 4,  // retired by layout 3 (time | id oldest first); only the upgrade reads it
+  readings_of_packet = 5,            // | device | generation | packet id | reading id
+  readings_generation = 6,           // | device -> the current generation
+  reading_by_id = 7,                 // | reading id -> its location
+  layout2_packets_by_inserted = 8,   // retired by layout 3, as kind 4
+  member = 9,                        // | list(1) | parent(16) | id(16): action and image lists of a device
+  readings_by_inserted = 10,         // | device | generation | newest-first inserted_at, reading id -> measured_at
+  packets_by_inserted = 11,          // | device | newest-first inserted_at, packet id
 };
 
 // index, member entries: the lists (the byte after index_kind::member) that keep rules about one
@@ -79,7 +82,8 @@ static_assert(layout_check::distinct(std::array{
                   byte_of(index_kind::slug), byte_of(index_kind::key_hash), byte_of(index_kind::packet),
                   byte_of(index_kind::readings_by_inserted), byte_of(index_kind::readings_of_packet),
                   byte_of(index_kind::readings_generation), byte_of(index_kind::reading_by_id),
-                  byte_of(index_kind::packets_by_inserted), byte_of(index_kind::member)}),
+                  byte_of(index_kind::packets_by_inserted), byte_of(index_kind::member),
+                  byte_of(index_kind::layout2_readings_by_inserted), byte_of(index_kind::layout2_packets_by_inserted)}),
               "two index kinds share a byte");
 static_assert(layout_check::distinct(std::array{
                   byte_of(record_kind::mandate), byte_of(record_kind::api_key), byte_of(record_kind::folder),

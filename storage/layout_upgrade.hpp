@@ -10,8 +10,10 @@ namespace fl::storage {
 class database;
 
 // 1: the first layout (no version stored). 2: membership lists moved from index kind 3, which
-// they shared with the packet-id index, to their own kind (key_layout.hpp).
-inline constexpr std::int64_t current_layout = 2;
+// they shared with the packet-id index, to their own kind (key_layout.hpp). 3: packets, readings
+// and their arrival indexes keep time | id newest first (key_builder::newest_first), in families and
+// index kinds of their own so that a half-finished upgrade never mistakes one layout for the other.
+inline constexpr std::int64_t current_layout = 3;
 
 // Upgrades in place, then stores the current layout. Resumable: a crash midway leaves entries of
 // both layouts, and the next open moves the rest. A directory written by a newer fieldline is

@@ -21,13 +21,14 @@ result<std::optional<std::string>> value_itself(std::string_view, std::string_vi
 
 result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
                                           const scan_options& q, const doc_loader& load) {
+  // Keys are newest first: a descending read walks forward, an ascending one backward.
   std::string start;
   if (q.after) {
-    start = key_builder{}.bytes(prefix).i64(q.after->first).id(q.after->second).take();
+    start = key_builder{}.bytes(prefix).newest_first(q.after->first, q.after->second).take();
   } else if (q.descending && q.until) {
-    start = key_builder{}.bytes(prefix).i64(*q.until).take();  // backward: the last key before `until`
+    start = key_builder{}.bytes(prefix).newest_first(*q.until).take();  // sorts before every item at `until`
   } else if (!q.descending && q.from) {
-    start = key_builder{}.bytes(prefix).i64(*q.from).take();  // keys at `from` are skipped below
+    start = key_builder{}.bytes(prefix).newest_first(*q.from).take();  // backward: the items after `from`
   }
   const std::size_t p = prefix.size();
   std::vector<ordered_item> out;
@@ -37,8 +38,7 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
       f, prefix, start,
       [&](std::string_view key, std::string_view value) {
         if (key.size() != p + 24) return true;  // not an item of this layout
-        const micros t = read_i64(key.substr(p, 8));
-        const uuid id = id_at(key, p + 8);
+        const auto [t, id] = read_newest_first(key);
         if (q.after && t == q.after->first && id == q.after->second) return true;  // strictly after
         if (q.descending && q.from && t <= *q.from) return false;
         if (!q.descending && q.until && t >= *q.until) return false;
@@ -62,7 +62,7 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
         out.push_back(std::move(item));
         return out.size() < q.limit;
       },
-      q.descending ? direction::backward : direction::forward, q.cache);
+      q.descending ? direction::forward : direction::backward, q.cache);
   if (!scanned) return scanned.error();
   if (failed) return *failed;
   return out;

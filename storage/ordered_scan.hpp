@@ -1,8 +1,9 @@
 #pragma once
 // Chunks of time-ordered documents read straight off the key order: packets by transceived_at,
-// readings by measured_at (or by inserted_at through an index). Keys are `prefix | time(8) | id(16)`;
-// a scan starts at the resume point or at the window's edge and stops after `limit` matches, so a
-// page costs what it returns (plus whatever the filter rejects on the way).
+// readings by measured_at (or by inserted_at through an index). Keys are `prefix | time | id` with
+// the tail stored newest first (key_builder::newest_first): a descending read walks forward. A scan starts at the
+// resume point or at the window's edge and stops after `limit` matches, so a page costs what it returns (plus whatever
+// the filter rejects on the way).
 #include <boost/json/object.hpp>
 #include <functional>
 #include <optional>

@@ -12,7 +12,7 @@ constexpr std::uint8_t packet_index = byte_of(index_kind::packet);
 constexpr std::uint8_t by_inserted_index = byte_of(index_kind::packets_by_inserted);
 
 std::string packet_key(const uuid& mandate, const uuid& id, const packet_location& at) {
-  return key_builder{}.id(mandate).id(at.device).i64(at.transceived_at).id(id).take();
+  return key_builder{}.id(mandate).id(at.device).newest_first(at.transceived_at, id).take();
 }
 
 std::string index_key(const uuid& mandate, const uuid& id) {
@@ -56,7 +56,7 @@ void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const
                   const boost::json::object& doc) const {
   batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));
   batch.put(family::index, index_key(mandate, id), key_builder{}.id(at.device).i64(at.transceived_at).take());
-  batch.put(family::index, inserted_prefix(mandate, at.device).i64(inserted_at_of(doc)).id(id).take(),
+  batch.put(family::index, inserted_prefix(mandate, at.device).newest_first(inserted_at_of(doc), id).take(),
             key_builder{}.i64(at.transceived_at).take());
 }
 
@@ -81,7 +81,7 @@ void packets::erase(write_batch& batch, const uuid& mandate, const uuid& id, con
                     const boost::json::object& doc) const {
   batch.erase(family::packets, packet_key(mandate, id, at));
   batch.erase(family::index, index_key(mandate, id));
-  batch.erase(family::index, inserted_prefix(mandate, at.device).i64(inserted_at_of(doc)).id(id).take());
+  batch.erase(family::index, inserted_prefix(mandate, at.device).newest_first(inserted_at_of(doc), id).take());
 }
 
 void packets::erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const {
@@ -112,8 +112,8 @@ namespace fl::storage {
 result<std::vector<ordered_item>> packets::page_by_inserted(const uuid& mandate, const uuid& device,
                                                             const scan_options& options) const {
   auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
-    if (value.size() != 8 || key.size() < 16) return error{errc::corruption, "packet arrival index entry is malformed"};
-    return db_.get(family::packets, packet_key(mandate, id_at(key, key.size() - 16), {device, read_i64(value)}));
+    if (value.size() != 8 || key.size() < 24) return error{errc::corruption, "packet arrival index entry is malformed"};
+    return db_.get(family::packets, packet_key(mandate, read_newest_first(key).id, {device, read_i64(value)}));
   };
   return collect(db_, family::index, inserted_prefix(mandate, device).take(), options, load);
 }

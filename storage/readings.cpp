@@ -18,7 +18,7 @@ std::string generation_prefix(const uuid& mandate, const uuid& device, std::int6
 }
 std::string reading_key(const uuid& mandate, const uuid& device, std::int64_t generation, micros measured_at,
                         const uuid& id) {
-  return key_builder{}.bytes(generation_prefix(mandate, device, generation)).i64(measured_at).id(id).take();
+  return key_builder{}.bytes(generation_prefix(mandate, device, generation)).newest_first(measured_at, id).take();
 }
 key_builder index_prefix(const uuid& mandate, std::uint8_t kind, const uuid& device, std::int64_t generation) {
   key_builder k;
@@ -54,7 +54,8 @@ void readings::put(write_batch& batch, const uuid& mandate, const uuid& device, 
   batch.put(family::readings, reading_key(mandate, device, generation, r.measured_at, r.id), to_json(r.doc));
   const std::string measured = time_value(r.measured_at);
   batch.put(family::index,
-            index_prefix(mandate, by_inserted_index, device, generation).i64(r.inserted_at).id(r.id).take(), measured);
+            index_prefix(mandate, by_inserted_index, device, generation).newest_first(r.inserted_at, r.id).take(),
+            measured);
   // The packet index also carries inserted_at, so a packet's readings and all their index entries
   // can be removed from this one entry, without reading the documents.
   batch.put(family::index, index_prefix(mandate, of_packet_index, device, generation).id(r.packet).id(r.id).take(),
@@ -121,9 +122,9 @@ result<void> readings::erase_matching(write_batch& batch, const std::string& pre
     batch.erase(family::index, key);
     batch.erase(family::index, by_id_key(mandate, id));
     if (value.size() >= 16)
-      batch.erase(
-          family::index,
-          index_prefix(mandate, by_inserted_index, device, generation).i64(read_i64(value.substr(8))).id(id).take());
+      batch.erase(family::index, index_prefix(mandate, by_inserted_index, device, generation)
+                                     .newest_first(read_i64(value.substr(8)), id)
+                                     .take());
     return true;
   });
 }
@@ -166,7 +167,7 @@ result<std::vector<ordered_item>> readings::page(const uuid& mandate, const uuid
     return collect(db_, family::readings, generation_prefix(mandate, device, generation), options, value_itself);
   auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
     return db_.get(family::readings,
-                   reading_key(mandate, device, generation, read_i64(value), id_at(key, key.size() - 16)));
+                   reading_key(mandate, device, generation, read_i64(value), read_newest_first(key).id));
   };
   return collect(db_, family::index, index_prefix(mandate, by_inserted_index, device, generation).take(), options,
                  load);

@@ -186,7 +186,8 @@ void records::erase_device_data(write_batch& batch, const uuid& mandate, const u
 
 void records::erase_mandate_data(write_batch& batch, const uuid& mandate) const {
   if (mandate.is_nil()) return;  // the nil prefix holds every global record: never erase it wholesale
-  for (const auto& spec : all_families) batch.erase_prefix(spec.id, mandate.raw());
+  for (const auto& spec : all_families)
+    if (!spec.retired) batch.erase_prefix(spec.id, mandate.raw());  // retired: emptied when the directory opened
 }
 
 }  // namespace fl::storage
