@@ -1,16 +1,22 @@
 // fieldline: the server and its operator tools in one executable.
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <memory>
 
 #include "api/cli/commands.hpp"
+#include "api/log_sink.hpp"
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries only what a command prints for scripts (keys, JSON, the port).
-  spdlog::set_default_logger(spdlog::stderr_color_mt("fieldline"));
+  // Lines are batched (api/log_sink.hpp); the registry's flusher writes what waits every second.
+  spdlog::set_default_logger(
+      std::make_shared<spdlog::logger>("fieldline", std::make_shared<fl::api::batched_fd_sink>(STDERR_FILENO)));
+  spdlog::flush_every(std::chrono::seconds(1));
   CLI::App app{"fieldline: multi-tenant IoT device data service"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "fieldline " FIELDLINE_VERSION);

@@ -1,0 +1,43 @@
+#include "api/log_sink.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace fl::api {
+
+batched_fd_sink::batched_fd_sink(int fd, std::chrono::milliseconds quiet) : fd_(fd), quiet_(quiet) {
+  pending_.reserve(batch_bytes + 1024);
+}
+
+batched_fd_sink::~batched_fd_sink() {
+  std::lock_guard lock(mutex_);
+  write_pending();
+}
+
+void batched_fd_sink::sink_it_(const spdlog::details::log_msg& msg) {
+  formatter_->format(msg, pending_);
+  const auto now = std::chrono::steady_clock::now();
+  if (msg.level >= spdlog::level::warn || pending_.size() >= batch_bytes || now - last_write_ >= quiet_)
+    write_pending();
+}
+
+void batched_fd_sink::flush_() {
+  write_pending();
+}
+
+void batched_fd_sink::write_pending() {
+  const char* at = pending_.data();
+  std::size_t left = pending_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, at, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // nowhere to report a failing log; the lines are dropped, never kept growing
+    at += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  pending_.clear();
+  last_write_ = std::chrono::steady_clock::now();
+}
+
+}  // namespace fl::api
