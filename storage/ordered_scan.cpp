@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/json/parse.hpp>
+#include <cstring>
+#include <memory>
 
 #include "core/json_in.hpp"
 #include "storage/key_codec.hpp"
@@ -15,12 +17,23 @@ result<std::optional<boost::json::object>> decode_document(std::string_view, std
   return std::optional<boost::json::object>{std::move(v.get_object())};
 }
 
-result<std::optional<std::string>> value_itself(std::string_view, std::string_view value) {
-  return std::optional<std::string>{std::string(value)};
+ordered_item& ordered_chunk::add(micros t, const uuid& id, std::string_view raw) {
+  if (raw.size() > left_) {
+    const std::size_t size = std::max(next_block_, raw.size());
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    free_ = blocks_.back().get();
+    left_ = size;
+    next_block_ = std::min<std::size_t>(next_block_ * 2, 64u << 10);
+  }
+  if (!raw.empty()) std::memcpy(free_, raw.data(), raw.size());
+  const std::string_view kept(free_, raw.size());
+  free_ += raw.size();
+  left_ -= raw.size();
+  return items_.emplace_back(ordered_item{t, id, {}, kept});
 }
 
-result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
-                                          const scan_options& q, const doc_loader& load) {
+result<ordered_chunk> collect(const database& db, family f, const std::string& prefix, const scan_options& q,
+                              const doc_loader& load) {
   // Keys are newest first: a descending read walks forward, an ascending one backward.
   std::string start;
   if (q.after) {
@@ -31,9 +44,10 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
     start = key_builder{}.bytes(prefix).newest_first(*q.from).take();  // backward: the items after `from`
   }
   const std::size_t p = prefix.size();
-  std::vector<ordered_item> out;
+  ordered_chunk out;
   out.reserve(std::min<std::size_t>(q.limit, 1024));  // chunks are read whole: no regrowth moves
   std::optional<error> failed;
+  std::optional<std::string> loaded;
   auto scanned = db.scan_from(
       f, prefix, start,
       [&](std::string_view key, std::string_view value) {
@@ -43,23 +57,30 @@ result<std::vector<ordered_item>> collect(const database& db, family f, const st
         if (q.descending && q.from && t <= *q.from) return false;
         if (!q.descending && q.until && t >= *q.until) return false;
         if ((q.until && t >= *q.until) || (q.from && t <= *q.from)) return true;
-        auto raw = load(key, value);
-        if (!raw) {
-          failed = raw.error();
-          return false;
-        }
-        if (!*raw) return true;
-        ordered_item item{t, id, {}, std::move(**raw)};
-        if (q.documents || q.keep) {
-          auto doc = decode_document(key, item.raw);
-          if (!doc) {
-            failed = doc.error();
+        std::string_view text = value;
+        if (load) {
+          auto found = load(key, value);
+          if (!found) {
+            failed = found.error();
             return false;
           }
-          item.doc = std::move(**doc);
-          if (q.keep && !q.keep(item.doc)) return true;
+          if (!*found) return true;
+          loaded = std::move(*found);
+          text = *loaded;
         }
-        out.push_back(std::move(item));
+        // The document is parsed (and filtered) before its text is kept: what a filter rejects
+        // costs the chunk nothing.
+        boost::json::object doc;
+        if (q.documents || q.keep) {
+          auto decoded = decode_document(key, text);
+          if (!decoded) {
+            failed = decoded.error();
+            return false;
+          }
+          doc = std::move(**decoded);
+          if (q.keep && !q.keep(doc)) return true;
+        }
+        out.add(t, id, text).doc = std::move(doc);
         return out.size() < q.limit;
       },
       q.descending ? direction::forward : direction::backward, q.cache);

@@ -6,6 +6,7 @@
 // the filter rejects on the way).
 #include <boost/json/object.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,18 +36,52 @@ struct ordered_item {
   micros t = 0;
   uuid id;
   boost::json::object doc;  // parsed when scan_options::documents or a filter asks for it
-  std::string raw;          // the stored JSON text: lists splice it into answers without re-encoding
+  std::string_view raw;     // the stored JSON text, kept by the item's chunk: lists splice it as is
 };
 
-// Turns a scanned value into the stored JSON text: the value itself, or a lookup for index
-// entries. nullopt skips a dangling entry.
+// The items of one scan and the stored text they point into: one allocation per few dozen items
+// instead of a string per item (a page of 100 readings: 4 instead of 101). Move-only, so the texts
+// stay where the items point however the chunk is handed around.
+class ordered_chunk {
+ public:
+  ordered_chunk() = default;
+  ordered_chunk(ordered_chunk&&) noexcept = default;
+  ordered_chunk& operator=(ordered_chunk&&) noexcept = default;
+  ordered_chunk(const ordered_chunk&) = delete;
+  ordered_chunk& operator=(const ordered_chunk&) = delete;
+  ~ordered_chunk() = default;
+
+  // Appends an item whose text is a copy of `raw` kept by this chunk.
+  ordered_item& add(micros t, const uuid& id, std::string_view raw);
+  void reserve(std::size_t items) { items_.reserve(items); }
+
+  [[nodiscard]] std::size_t size() const { return items_.size(); }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] ordered_item& operator[](std::size_t i) { return items_[i]; }
+  [[nodiscard]] const ordered_item& operator[](std::size_t i) const { return items_[i]; }
+  [[nodiscard]] const ordered_item& front() const { return items_.front(); }
+  [[nodiscard]] const ordered_item& back() const { return items_.back(); }
+  [[nodiscard]] auto begin() { return items_.begin(); }
+  [[nodiscard]] auto end() { return items_.end(); }
+  [[nodiscard]] auto begin() const { return items_.begin(); }
+  [[nodiscard]] auto end() const { return items_.end(); }
+
+ private:
+  std::vector<ordered_item> items_;
+  std::vector<std::unique_ptr<char[]>> blocks_;  // texts, in blocks of 4 KiB doubling to 64 KiB
+  std::size_t next_block_ = 4096;
+  char* free_ = nullptr;
+  std::size_t left_ = 0;
+};
+
+// Turns a scanned entry into the stored JSON text when the value is not the text itself (index
+// entries: a lookup). nullopt skips a dangling entry.
 using doc_loader = std::function<result<std::optional<std::string>>(std::string_view key, std::string_view value)>;
 
-[[nodiscard]] result<std::vector<ordered_item>> collect(const database& db, family f, const std::string& prefix,
-                                                        const scan_options& options, const doc_loader& load);
+// Reads a chunk. Without `load`, each value is the stored JSON text itself.
+[[nodiscard]] result<ordered_chunk> collect(const database& db, family f, const std::string& prefix,
+                                            const scan_options& options, const doc_loader& load = {});
 
-// The loader for families whose values are the JSON documents.
-[[nodiscard]] result<std::optional<std::string>> value_itself(std::string_view key, std::string_view value);
 // Parses stored JSON text that must be an object.
 [[nodiscard]] result<std::optional<boost::json::object>> decode_document(std::string_view key, std::string_view value);
 

@@ -89,9 +89,8 @@ void packets::erase_device(write_batch& batch, const uuid& mandate, const uuid& 
   batch.erase_prefix(family::index, inserted_prefix(mandate, device).take());
 }
 
-result<std::vector<ordered_item>> packets::page(const uuid& mandate, const uuid& device,
-                                                const scan_options& options) const {
-  return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options, value_itself);
+result<ordered_chunk> packets::page(const uuid& mandate, const uuid& device, const scan_options& options) const {
+  return collect(db_, family::packets, key_builder{}.id(mandate).id(device).take(), options);
 }
 
 result<std::uint64_t> packets::count(const uuid& mandate, const uuid& device) const {
@@ -109,8 +108,8 @@ result<std::uint64_t> packets::count(const uuid& mandate, const uuid& device) co
 
 namespace fl::storage {
 
-result<std::vector<ordered_item>> packets::page_by_inserted(const uuid& mandate, const uuid& device,
-                                                            const scan_options& options) const {
+result<ordered_chunk> packets::page_by_inserted(const uuid& mandate, const uuid& device,
+                                                const scan_options& options) const {
   auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
     if (value.size() != 8 || key.size() < 24) return error{errc::corruption, "packet arrival index entry is malformed"};
     return db_.get(family::packets, packet_key(mandate, read_newest_first(key).id, {device, read_i64(value)}));

@@ -52,13 +52,12 @@ class packets {
   void erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const;
 
   // One chunk of a device's packets in transceived_at order, read straight off the key order.
-  [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device,
-                                                       const scan_options& options) const;
+  [[nodiscard]] result<ordered_chunk> page(const uuid& mandate, const uuid& device, const scan_options& options) const;
   // How many packets the device holds (a scan of its keys: for progress, not for requests).
   [[nodiscard]] result<std::uint64_t> count(const uuid& mandate, const uuid& device) const;
   // The same in inserted_at order (item times are inserted_at).
-  [[nodiscard]] result<std::vector<ordered_item>> page_by_inserted(const uuid& mandate, const uuid& device,
-                                                                   const scan_options& options) const;
+  [[nodiscard]] result<ordered_chunk> page_by_inserted(const uuid& mandate, const uuid& device,
+                                                       const scan_options& options) const;
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   // Serialises check-then-write on one packet id (a duplicate check and its create) without
   // serialising unrelated packets: concurrent creates then reach RocksDB together and share fsyncs.

@@ -161,10 +161,10 @@ result<void> readings::erase_device(write_batch& batch, const uuid& mandate, con
   return {};
 }
 
-result<std::vector<ordered_item>> readings::page(const uuid& mandate, const uuid& device, std::int64_t generation,
-                                                 reading_order order, const scan_options& options) const {
+result<ordered_chunk> readings::page(const uuid& mandate, const uuid& device, std::int64_t generation,
+                                     reading_order order, const scan_options& options) const {
   if (order == reading_order::measured_at)
-    return collect(db_, family::readings, generation_prefix(mandate, device, generation), options, value_itself);
+    return collect(db_, family::readings, generation_prefix(mandate, device, generation), options);
   auto load = [&](std::string_view key, std::string_view value) -> result<std::optional<std::string>> {
     return db_.get(family::readings,
                    reading_key(mandate, device, generation, read_i64(value), read_newest_first(key).id));

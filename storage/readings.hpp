@@ -63,8 +63,8 @@ class readings {
   [[nodiscard]] result<void> erase_device(write_batch& batch, const uuid& mandate, const uuid& device) const;
 
   // One chunk of a generation in measured_at or inserted_at order.
-  [[nodiscard]] result<std::vector<ordered_item>> page(const uuid& mandate, const uuid& device, std::int64_t generation,
-                                                       reading_order order, const scan_options& options) const;
+  [[nodiscard]] result<ordered_chunk> page(const uuid& mandate, const uuid& device, std::int64_t generation,
+                                           reading_order order, const scan_options& options) const;
 
  private:
   [[nodiscard]] result<void> erase_matching(write_batch& batch, const std::string& packet_index_prefix,

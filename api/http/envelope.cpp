@@ -1,5 +1,7 @@
 #include "api/http/envelope.hpp"
 
+#include <algorithm>
+
 #include "core/json_out.hpp"
 
 namespace fl::api {
@@ -59,24 +61,30 @@ http_response list_response(const boost::json::array& items, const std::optional
   return {.status = 200, .body = std::move(body)};
 }
 
-http_response raw_list_response(const std::vector<std::string>& items,
-                                const std::optional<std::string>& retrieve_after_id) {
-  std::size_t size = 64;
-  for (const auto& item : items) size += item.size() + 1;
-  std::string body = head(200, true);
-  body.reserve(size + body.size());
-  body += ",\"body\":[";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) body += ',';
-    body += items[i];
+raw_list_body::raw_list_body(std::size_t expected_items) : body_(head(200, true)), expected_items_(expected_items) {
+  body_ += ",\"body\":[";
+}
+
+void raw_list_body::add(std::string_view item) {
+  if (empty_) {
+    // A quarter more than this item's size per item, at most 4 MiB up front; a longer list grows.
+    const std::size_t guess = (item.size() + item.size() / 4 + 1) * expected_items_ + 128;
+    body_.reserve(body_.size() + std::min<std::size_t>(guess, 4u << 20));
+    empty_ = false;
+  } else {
+    body_ += ',';
   }
-  body += ']';
+  body_ += item;
+}
+
+http_response raw_list_body::finish(const std::optional<std::string>& retrieve_after_id) && {
+  body_ += ']';
   if (retrieve_after_id) {
-    body += ",\"retrieve_after_id\":";
-    append_json_string(body, *retrieve_after_id);
+    body_ += ",\"retrieve_after_id\":";
+    append_json_string(body_, *retrieve_after_id);
   }
-  body += '}';
-  return {.status = 200, .body = std::move(body)};
+  body_ += '}';
+  return {.status = 200, .body = std::move(body_)};
 }
 
 http_response plain_list_response(const boost::json::array& items) {

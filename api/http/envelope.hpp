@@ -5,6 +5,7 @@
 #include <boost/system/result.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "api/http/message.hpp"
 
@@ -37,9 +38,20 @@ using api_result = boost::system::result<T, api_error>;
                                           const std::optional<std::string>& retrieve_after_id);
 // Lists of drivers and driver instances carry no retrieve_after_id; statistics are a bare array.
 [[nodiscard]] http_response plain_list_response(const boost::json::array& body);
-// The same envelope around items that are already JSON text (stored documents, spliced unparsed).
-[[nodiscard]] http_response raw_list_response(const std::vector<std::string>& items,
-                                              const std::optional<std::string>& retrieve_after_id);
+// The same envelope around items that are already JSON text (stored documents, spliced unparsed),
+// appended as they come: nothing is kept per item.
+class raw_list_body {
+ public:
+  // `expected_items` sizes the body once the first item shows how long one is.
+  explicit raw_list_body(std::size_t expected_items);
+  void add(std::string_view item);
+  [[nodiscard]] http_response finish(const std::optional<std::string>& retrieve_after_id) &&;
+
+ private:
+  std::string body_;
+  std::size_t expected_items_;
+  bool empty_ = true;
+};
 [[nodiscard]] http_response bare_array_response(const boost::json::array& body);
 [[nodiscard]] http_response no_content_response();
 

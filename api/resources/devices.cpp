@@ -428,15 +428,15 @@ chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devi
       stream_reader_state{ctx.app, ctx.mandate(), std::string(ctx.secret), ctx.app.principals.generation(),
                           ctx.caller.access, ctx.caller.rules});
   return [state, devices = std::move(devices), read = std::move(read)](
-             std::size_t i, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+             std::size_t i, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
     state->check_key();
-    if (state->revoked) return std::vector<storage::ordered_item>{};
+    if (state->revoked) return storage::ordered_chunk{};
     if (state->access == role::member) {
       auto doc = state->app.records.get({record_kind::device, state->mandate, devices[i]});
       if (!doc) return doc.error();
       if (!*doc || !state->rules ||
           !state->rules->allows(pipeline::resource_type::device, pipeline::operation::read, **doc))
-        return std::vector<storage::ordered_item>{};
+        return storage::ordered_chunk{};
     }
     return read(i, o);
   };

@@ -12,8 +12,8 @@
 namespace fl::api {
 
 // Reads one chunk of source `i` with the given options (limit, resume point, window, filter).
-using chunk_reader = std::function<storage::result<std::vector<storage::ordered_item>>(
-    std::size_t source, const storage::scan_options& options)>;
+using chunk_reader =
+    std::function<storage::result<storage::ordered_chunk>(std::size_t source, const storage::scan_options& options)>;
 
 class merged_items {
  public:
@@ -25,7 +25,7 @@ class merged_items {
 
  private:
   struct source {
-    std::vector<storage::ordered_item> buffer;  // the last chunk read; items before `head` are taken
+    storage::ordered_chunk buffer;  // the last chunk read; items before `head` are taken
     std::size_t head = 0;
     [[nodiscard]] bool empty() const { return head == buffer.size(); }
     [[nodiscard]] const storage::ordered_item& first() const { return buffer[head]; }

@@ -83,21 +83,24 @@ http_response answer_list(const ordered_list& list, list_mode mode, std::chrono:
   if (mode == list_mode::page) {
     // limit + 1 from every device: the extra one tells whether another page follows.
     merged_items items(list.sources, unparsed(list.options), list.read, chunk_for(list.sources, list.limit + 1));
-    std::vector<std::string> page;
+    // Each item is appended as it comes: its text lives in its chunk only until the next read.
+    raw_list_body page(list.limit);
+    std::size_t count = 0;
     std::optional<std::string> next;
     uuid last;
     while (true) {
       auto item = items.next();
       if (!item) return error_response(item.error());
       if (!*item) break;
-      if (page.size() == list.limit) {
+      if (count == list.limit) {
         next = last.str();
         break;
       }
       last = (*item)->id;
-      page.push_back(std::move((*item)->raw));
+      page.add((*item)->raw);
+      ++count;
     }
-    return raw_list_response(page, next);
+    return std::move(page).finish(next);
   }
   auto options = unparsed(list.options);
   options.cache = storage::cache_use::bypass;  // a stream walks a history: keep the cache for pages
@@ -109,7 +112,7 @@ http_response answer_list(const ordered_list& list, list_mode mode, std::chrono:
   http_response r;
   r.content_type = "application/x-ndjson";
   const bool empty = !*first;
-  std::string head = empty ? std::string() : (*first)->raw + "\n";
+  std::string head = empty ? std::string() : std::string((*first)->raw) + "\n";
   r.stream = std::make_shared<ndjson_stream>(std::move(items), std::move(head), empty,
                                              std::chrono::steady_clock::now() + timeout);
   return r;

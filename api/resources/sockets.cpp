@@ -44,7 +44,7 @@ class stored_replay final : public replay_source {
   }
 
   // One chunk of device `i`'s stored items (what the checked reader reads through).
-  storage::result<std::vector<storage::ordered_item>> read_stored(std::size_t i, const storage::scan_options& o) {
+  storage::result<storage::ordered_chunk> read_stored(std::size_t i, const storage::scan_options& o) {
     if (filter_.stream == socket_stream::packets) return app_.packets.page_by_inserted(filter_.mandate, devices_[i], o);
     return app_.readings.page(filter_.mandate, devices_[i], generations_[i], storage::reading_order::inserted_at, o);
   }

@@ -14,9 +14,19 @@ namespace {
 
 namespace json = boost::json;
 
-storage::ordered_item item(int i) {
+struct stored_item {
+  micros t = 0;
+  uuid id;
+  std::string text;
+};
+
+stored_item item(int i) {
   const uuid id = uuid::random();
-  return {i, id, {}, R"({"id":")" + id.str() + R"(","n":)" + std::to_string(i) + "}"};
+  return {i, id, R"({"id":")" + id.str() + R"(","n":)" + std::to_string(i) + "}"};
+}
+
+void add(storage::ordered_chunk& out, const stored_item& it) {
+  out.add(it.t, it.id, it.text);
 }
 
 std::string drain(api::http_response& r) {
@@ -32,10 +42,10 @@ TEST(ordered_lists, a_storage_failure_after_the_first_line_is_the_last_line) {
   list.sources = 1;
   list.options.descending = false;
   int calls = 0;
-  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
     if (++calls > 1) return storage::error{storage::errc::io, "disk on fire"};
-    std::vector<storage::ordered_item> out;
-    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(i)));
+    storage::ordered_chunk out;
+    for (std::size_t i = 0; i < o.limit; ++i) add(out, item(static_cast<int>(i)));
     return out;  // a full chunk: the reader asks again and fails
   };
   auto r = api::answer_list(list, api::list_mode::stream);
@@ -50,7 +60,7 @@ TEST(ordered_lists, a_storage_failure_after_the_first_line_is_the_last_line) {
 TEST(ordered_lists, a_failure_before_the_first_line_is_a_normal_error) {
   api::ordered_list list;
   list.sources = 1;
-  list.read = [](std::size_t, const storage::scan_options&) -> storage::result<std::vector<storage::ordered_item>> {
+  list.read = [](std::size_t, const storage::scan_options&) -> storage::result<storage::ordered_chunk> {
     return storage::error{storage::errc::busy, "stall"};
   };
   auto r = api::answer_list(list, api::list_mode::stream);
@@ -61,10 +71,10 @@ TEST(ordered_lists, a_failure_before_the_first_line_is_a_normal_error) {
 TEST(ordered_lists, the_timeout_ends_a_stream_with_an_error_line) {
   api::ordered_list list;
   list.sources = 1;
-  list.read = [](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+  list.read = [](std::size_t, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow store: every chunk takes a while
-    std::vector<storage::ordered_item> out;
-    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(i)));
+    storage::ordered_chunk out;
+    for (std::size_t i = 0; i < o.limit; ++i) add(out, item(static_cast<int>(i)));
     return out;
   };
   auto r = api::answer_list(list, api::list_mode::stream, std::chrono::milliseconds(1));
@@ -75,7 +85,7 @@ TEST(ordered_lists, the_timeout_ends_a_stream_with_an_error_line) {
 TEST(ordered_lists, many_devices_merge_in_order_with_small_chunks) {
   // 3000 devices, 5 items each at interleaved times: chunks per device shrink to 8, pages stay right.
   constexpr std::size_t devices = 3000;
-  std::vector<std::vector<storage::ordered_item>> data(devices);
+  std::vector<std::vector<stored_item>> data(devices);
   for (std::size_t d = 0; d < devices; ++d)
     for (int k = 0; k < 5; ++k) data[d].push_back(item(static_cast<int>(k * devices + d)));
   std::size_t largest_chunk = 0;
@@ -83,14 +93,13 @@ TEST(ordered_lists, many_devices_merge_in_order_with_small_chunks) {
   list.sources = devices;
   list.limit = 100;
   list.options.descending = false;
-  list.read = [&](std::size_t i,
-                  const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+  list.read = [&](std::size_t i, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
     largest_chunk = std::max(largest_chunk, o.limit);
-    std::vector<storage::ordered_item> out;
+    storage::ordered_chunk out;
     for (const auto& it : data[i]) {
       if (o.after && std::pair{it.t, it.id} <= *o.after) continue;
       if (out.size() == o.limit) break;
-      out.push_back(it);
+      add(out, it);
     }
     return out;
   };
@@ -108,10 +117,10 @@ TEST(ordered_lists, a_page_reads_each_device_once) {
   api::ordered_list list;
   list.sources = 1;
   list.limit = 10;
-  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<std::vector<storage::ordered_item>> {
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
     ++reads;
-    std::vector<storage::ordered_item> out;
-    for (std::size_t i = 0; i < o.limit; ++i) out.push_back(item(static_cast<int>(1000 - i)));
+    storage::ordered_chunk out;
+    for (std::size_t i = 0; i < o.limit; ++i) add(out, item(static_cast<int>(1000 - i)));
     return out;  // always full: the device has many more
   };
   auto r = api::answer_list(list, api::list_mode::page);

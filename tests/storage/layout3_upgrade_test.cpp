@@ -103,7 +103,7 @@ std::vector<std::string> families_in(const std::filesystem::path& dir) {
 }
 
 // The (time, id) pairs a whole ordered read returns, and what they should be.
-std::vector<std::pair<micros, uuid>> times_of(const std::vector<ordered_item>& items) {
+std::vector<std::pair<micros, uuid>> times_of(const ordered_chunk& items) {
   std::vector<std::pair<micros, uuid>> out;
   for (const auto& item : items) out.emplace_back(item.t, item.id);
   return out;
