@@ -94,7 +94,7 @@ result<std::size_t> move_members(database& db, const uuid& mandate) {
 }
 
 // Layout 2 -> 3: a key whose last 24 bytes are time | id oldest first, with that tail newest first
-// and, for index entries, the byte at `kind_at` set to `kind`.
+// and, for index entries, the kind byte (after the mandate) set to `kind`.
 std::optional<std::string> newest_first_key(std::string_view key, std::size_t size,
                                             std::optional<std::uint8_t> kind = std::nullopt) {
   if (key.size() != size) return std::nullopt;  // not an entry of this layout
@@ -104,7 +104,8 @@ std::optional<std::string> newest_first_key(std::string_view key, std::size_t si
   return key_builder{}.bytes(head).newest_first(read_i64(tail), id_at(tail, 8)).take();
 }
 
-// Packets and readings into their newest-first families, then the old families dropped.
+// Packets and readings into their newest-first families, then the old families dropped. A key of
+// any other size was never written by a layout-2 fieldline and goes with its family.
 result<std::size_t> move_time_ordered_families(database& db) {
   std::size_t moved = 0;
   const std::pair<family, family> moves[] = {{family::layout2_packets, family::packets},
