@@ -4,6 +4,7 @@
 #include <boost/json/parse.hpp>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "core/json_in.hpp"
 #include "storage/key_codec.hpp"
@@ -15,6 +16,27 @@ result<std::optional<boost::json::object>> decode_document(std::string_view, std
   auto v = fl::parse_written_json(value, ec);
   if (ec || !v.is_object()) return error{errc::corruption, "stored document is not a JSON object"};
   return std::optional<boost::json::object>{std::move(v.get_object())};
+}
+
+ordered_chunk::ordered_chunk(ordered_chunk&& other) noexcept
+    : items_(std::move(other.items_)),
+      blocks_(std::move(other.blocks_)),
+      next_block_(other.next_block_),
+      free_(std::exchange(other.free_, nullptr)),
+      left_(std::exchange(other.left_, 0)) {
+  other.items_.clear();
+}
+
+ordered_chunk& ordered_chunk::operator=(ordered_chunk&& other) noexcept {
+  if (this == &other) return *this;
+  items_ = std::move(other.items_);
+  blocks_ = std::move(other.blocks_);
+  next_block_ = other.next_block_;
+  free_ = std::exchange(other.free_, nullptr);
+  left_ = std::exchange(other.left_, 0);
+  other.items_.clear();
+  other.blocks_.clear();
+  return *this;
 }
 
 ordered_item& ordered_chunk::add(micros t, const uuid& id, std::string_view raw) {
@@ -70,17 +92,17 @@ result<ordered_chunk> collect(const database& db, family f, const std::string& p
         }
         // The document is parsed (and filtered) before its text is kept: what a filter rejects
         // costs the chunk nothing.
-        boost::json::object doc;
-        if (q.documents || q.keep) {
-          auto decoded = decode_document(key, text);
-          if (!decoded) {
-            failed = decoded.error();
-            return false;
-          }
-          doc = std::move(**decoded);
-          if (q.keep && !q.keep(doc)) return true;
+        if (!q.documents && !q.keep) {
+          out.add(t, id, text);
+          return out.size() < q.limit;
         }
-        out.add(t, id, text).doc = std::move(doc);
+        auto decoded = decode_document(key, text);
+        if (!decoded) {
+          failed = decoded.error();
+          return false;
+        }
+        if (q.keep && !q.keep(**decoded)) return true;
+        out.add(t, id, text).doc = std::move(**decoded);
         return out.size() < q.limit;
       },
       q.descending ? direction::forward : direction::backward, q.cache);

@@ -45,8 +45,9 @@ struct ordered_item {
 class ordered_chunk {
  public:
   ordered_chunk() = default;
-  ordered_chunk(ordered_chunk&&) noexcept = default;
-  ordered_chunk& operator=(ordered_chunk&&) noexcept = default;
+  // The blocks move with the chunk; the one moved from owns none and starts a fresh block if used.
+  ordered_chunk(ordered_chunk&& other) noexcept;
+  ordered_chunk& operator=(ordered_chunk&& other) noexcept;
   ordered_chunk(const ordered_chunk&) = delete;
   ordered_chunk& operator=(const ordered_chunk&) = delete;
   ~ordered_chunk() = default;

@@ -57,4 +57,20 @@ TEST(ordered_chunk, a_moved_chunk_keeps_its_texts) {
   EXPECT_TRUE(assigned[1].raw.empty());
 }
 
+// A chunk moved from owns no block any more: what it keeps next goes into a fresh one, not into
+// the free space of the block that moved away (where the new owner's next text would land too).
+TEST(ordered_chunk, a_chunk_moved_from_and_used_again_shares_nothing_with_its_successor) {
+  ordered_chunk first;
+  first.add(1, uuid::random(), "kept");
+  ordered_chunk second = std::move(first);
+  // NOLINTNEXTLINE(bugprone-use-after-move): reusing a moved-from chunk is what this checks
+  first.add(2, uuid::random(), "old");
+  second.add(3, uuid::random(), "new");
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].raw, "old");
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0].raw, "kept");
+  EXPECT_EQ(second[1].raw, "new");
+}
+
 }  // namespace fl::storage
