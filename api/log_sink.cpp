@@ -1,8 +1,6 @@
 #include "api/log_sink.hpp"
 
-#include <unistd.h>
-
-#include <cerrno>
+#include "core/fd_io.hpp"
 
 namespace fl::api {
 
@@ -27,15 +25,8 @@ void batched_fd_sink::flush_() {
 }
 
 void batched_fd_sink::write_pending() {
-  const char* at = pending_.data();
-  std::size_t left = pending_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, at, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // nowhere to report a failing log; the lines are dropped, never kept growing
-    at += n;
-    left -= static_cast<std::size_t>(n);
-  }
+  // Nowhere to report a failing log: the lines are dropped, never kept growing.
+  (void)write_all(fd_, std::string_view(pending_.data(), pending_.size()));
   pending_.clear();
   last_write_ = std::chrono::steady_clock::now();
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "core/fd_io.hpp"
 #include "core/time.hpp"
 #include "pipeline/doc_fields.hpp"
 
@@ -50,16 +51,7 @@ bool write_file(const fs::path& dir, const std::string& name, std::string_view b
     spdlog::error("image store: cannot create {}: {}", temp.string(), std::strerror(errno));
     return false;
   }
-  bool ok = true;
-  for (std::size_t done = 0; ok && done < bytes.size();) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      ok = false;
-    else
-      done += static_cast<std::size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
+  bool ok = write_all(fd, bytes) && ::fsync(fd) == 0;
   if (!ok) spdlog::error("image store: cannot write {}: {}", temp.string(), std::strerror(errno));
   ::close(fd);
   if (ok && ::rename(temp.c_str(), (dir / name).c_str()) != 0) {
