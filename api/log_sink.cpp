@@ -16,7 +16,8 @@ batched_fd_sink::~batched_fd_sink() {
 void batched_fd_sink::sink_it_(const spdlog::details::log_msg& msg) {
   formatter_->format(msg, pending_);
   const auto now = std::chrono::steady_clock::now();
-  if (msg.level >= spdlog::level::warn || pending_.size() >= batch_bytes || now - last_write_ >= quiet_)
+  if (msg.level >= spdlog::level::warn || pending_.size() >= batch_bytes || !last_write_ ||
+      now - *last_write_ >= quiet_)
     write_pending();
 }
 

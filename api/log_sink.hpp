@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <optional>
 
 namespace fl::api {
 
@@ -31,7 +32,9 @@ class batched_fd_sink final : public spdlog::sinks::base_sink<std::mutex> {
   int fd_;
   std::chrono::milliseconds quiet_;
   spdlog::memory_buf_t pending_;
-  std::chrono::steady_clock::time_point last_write_{};  // the epoch: the first line goes out at once
+  // None yet: the first line goes out at once. (Not the clock's epoch: steady_clock counts from boot,
+  // so on a machine up for less than `quiet` the first line would have waited.)
+  std::optional<std::chrono::steady_clock::time_point> last_write_;
 };
 
 }  // namespace fl::api
