@@ -146,6 +146,9 @@ const std::vector<config_key>& table() {
       number("websocket_max_sockets_per_mandate", u::count, 1, million,
              "open websockets of one mandate; past it an upgrade gets 503",
              FL_FIELD(limits.websocket.max_sockets_per_mandate)),
+      number("head_cache_bytes", u::bytes, 0, gib,
+             "memory for the newest readings of recently read devices, served without reading the store (0: off)",
+             FL_FIELD(head_cache_bytes)),
   };
   return keys;
 }

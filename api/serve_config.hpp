@@ -30,6 +30,7 @@ struct serve_config {
   pipeline::parse_service_config parsing;
   pipeline::reparse_config reparse;
   pipeline::image_config images;
+  std::size_t head_cache_bytes = 32u << 20;  // newest readings of recently read devices (storage/head_cache.hpp)
 };
 
 // How a key's value is written in the file and on the command line.

@@ -35,6 +35,10 @@ struct family_spec {
   std::size_t block_bytes = 4096;
   // Kept only for the upgrade of older directories: never created, dropped once empty.
   bool retired = false;
+  // Bytes of the prefix whose newest entries the head cache keeps in memory (head_cache.hpp; 0:
+  // none). Readings only: their entries are never rewritten in place, so a cached head changes by
+  // inserts alone, while packets are rewritten by their parse (a rewrite drops the head).
+  std::size_t head_prefix = 0;
 };
 
 // In enum order (checked below). Layout 3 gave the time-ordered families new names, so an older
@@ -43,7 +47,7 @@ inline constexpr std::array<family_spec, 8> all_families{{
     {family::meta, "meta", 0},
     {family::index, "index", 0},
     {family::packets, "packets_newest_first", 32, false, 16u << 10},
-    {family::readings, "readings_newest_first", 32, false, 16u << 10},
+    {family::readings, "readings_newest_first", 32, false, 16u << 10, false, 40},  // mandate | device | generation
     {family::jobs, "jobs", 0},
     {family::counters, "counters", 0, true},
     {family::layout2_packets, "packets", 32, false, 16u << 10, true},

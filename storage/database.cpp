@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "storage/engine_stats.hpp"
+#include "storage/head_cache.hpp"
 #include "storage/layout_upgrade.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -40,6 +41,17 @@ bool visit_entry(const database::visitor& visit, const rocksdb::Iterator& it) {
   return visit(key, value);
 #else
   return visit(it.key().ToStringView(), it.value().ToStringView());
+#endif
+}
+
+// Keeps an iterator's entry in a head being filled (the same care as visit_entry under TSan).
+void keep_entry(head_cache::builder& fill, const rocksdb::Iterator& it) {
+#if defined(__SANITIZE_THREAD__)
+  AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
+  fill.add(it.key().ToStringView(), it.value().ToStringView());
+  AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
+#else
+  fill.add(it.key().ToStringView(), it.value().ToStringView());
 #endif
 }
 
@@ -124,6 +136,7 @@ struct write_batch::impl {
   rocksdb::WriteBatch batch;
   const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
   rocksdb::Status status;  // first failure while building; reported by database::write
+  head_changes heads;      // what it does to families with a head prefix, for the head cache
 
   // The family's handle, or null (and the batch refused) when it is not open: a retired family
   // after its upgrade. RocksDB would take a null handle for its default family.
@@ -144,14 +157,17 @@ write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 
 void write_batch::put(family f, std::string_view key, std::string_view value) {
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Put(h, slice(key), slice(value)));
+  if (spec_of(f).head_prefix != 0) impl_->heads.put(f, key, value);
 }
 
 void write_batch::add(family f, std::string_view key, std::int64_t n) {
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Merge(h, slice(key), encode_counter(n)));
+  if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);  // the cache does not add: it forgets
 }
 
 void write_batch::erase(family f, std::string_view key) {
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Delete(h, slice(key)));
+  if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);
 }
 
 void write_batch::erase_prefix(family f, std::string_view prefix) {
@@ -161,6 +177,7 @@ void write_batch::erase_prefix(family f, std::string_view prefix) {
     return;
   }
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.DeleteRange(h, slice(prefix), end));
+  if (spec_of(f).head_prefix != 0) impl_->heads.erase_prefix(f, prefix);
 }
 
 std::size_t write_batch::size() const {
@@ -219,6 +236,7 @@ void write_batch::append(const write_batch& other) {
   impl_->keep(other.impl_->status);
   batch_copier copier(impl_->batch, *impl_->handles);
   impl_->keep(other.impl_->batch.Iterate(&copier));
+  impl_->heads.append(other.impl_->heads);
 }
 
 // ---- database ----
@@ -226,6 +244,7 @@ void write_batch::append(const write_batch& other) {
 struct database::impl {
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // indexed by family
+  std::unique_ptr<head_cache> heads;
 
   rocksdb::ColumnFamilyHandle* handle(family f) const { return handles.at(static_cast<std::size_t>(f)); }
 
@@ -285,6 +304,7 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
 
   auto state = std::make_unique<impl>();
   state->db.reset(raw);
+  state->heads = std::make_unique<head_cache>(options.heads);
   // handles[0] is the default family, which we do not use; keep ours in enum order, null where
   // a family was not opened.
   raw->DestroyColumnFamilyHandle(handles[0]);
@@ -354,6 +374,10 @@ engine_stats database::stats() const {
   return s;
 }
 
+head_cache_stats database::head_stats() const {
+  return impl_->heads->stats();
+}
+
 result<void> database::write(write_batch& batch, durability d) {
   if (batch.impl_->handles != &impl_->handles) return error{errc::invalid, "batch belongs to another database"};
   if (!batch.impl_->status.ok()) return map_status(batch.impl_->status, "preparing batch");
@@ -361,6 +385,7 @@ result<void> database::write(write_batch& batch, durability d) {
   write_options.sync = d == durability::synced;
   auto status = impl_->db->Write(write_options, &batch.impl_->batch);
   if (!status.ok()) return map_status(status, "write");
+  impl_->heads->apply(batch.impl_->heads);  // readers may now see it in RocksDB: the cache follows
   return {};
 }
 
@@ -374,40 +399,118 @@ result<void> database::scan(family f, std::string_view prefix, const visitor& vi
   return scan_from(f, prefix, {}, visit, dir);
 }
 
+namespace {
+
+// A RocksDB iterator over the keys that start with `prefix` (an empty prefix: the whole family).
+// The bounds it reads live here, beside it.
+class prefix_reader {
+ public:
+  prefix_reader(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h, std::string_view prefix, cache_use cache)
+      : upper_(prefix_successor(prefix)), upper_slice_(upper_), lower_slice_(prefix.data(), prefix.size()) {
+    rocksdb::ReadOptions read_options;
+    read_options.fill_cache = cache == cache_use::fill;
+    if (!upper_.empty()) read_options.iterate_upper_bound = &upper_slice_;
+    if (!prefix.empty()) read_options.iterate_lower_bound = &lower_slice_;
+    read_options.total_order_seek = true;
+    it_.reset(db.NewIterator(read_options, h));
+  }
+  prefix_reader(const prefix_reader&) = delete;
+  prefix_reader& operator=(const prefix_reader&) = delete;
+  prefix_reader(prefix_reader&&) = delete;
+  prefix_reader& operator=(prefix_reader&&) = delete;
+  ~prefix_reader() = default;
+
+  [[nodiscard]] rocksdb::Iterator& it() { return *it_; }
+  [[nodiscard]] bool bounded() const { return !upper_.empty(); }
+  [[nodiscard]] const rocksdb::Slice& upper() const { return upper_slice_; }
+
+ private:
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  rocksdb::Slice lower_slice_;
+  std::unique_ptr<rocksdb::Iterator> it_;  // after the slices it points to
+};
+
+// A forward scan of a head prefix: the cached head first, RocksDB only past it. A scan that starts
+// at the prefix's first key without a head, or that runs past an incomplete head it started in,
+// leaves what it read (at least `first_fill` entries) as the prefix's head.
+result<void> scan_through_head(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h, head_cache& heads, family f,
+                               std::string_view prefix, std::string_view start, const database::visitor& visit) {
+  const std::string_view from = start.empty() ? prefix : start;
+  std::uint64_t epoch = 0;
+  const head_cache::view cached = heads.find(f, prefix, epoch);
+  head_cache::builder fill;
+  bool filling = from == prefix;
+  std::string resume(from);
+  if (cached) {
+    const auto& entries = cached->entries;
+    auto e = std::lower_bound(entries.begin(), entries.end(), from,
+                              [](const head_cache::entry& a, std::string_view key) { return a.key < key; });
+    for (; e != entries.end(); ++e)
+      if (!visit(e->key, e->value)) return {};
+    if (cached->complete) return {};
+    const std::string_view last = entries.back().key;  // an incomplete head is never empty
+    filling = from <= last;                            // what follows continues the head without a gap
+    if (filling)
+      for (const auto& kept : entries) fill.add(kept.key, kept.value);
+    if (filling) resume.assign(last).push_back('\0');  // the first key after `last`
+  }
+  const auto& limits = heads.limits();
+  std::size_t target = limits.first_fill;
+  bool visiting = true;
+  bool full = false;
+  prefix_reader reader(db, h, prefix, cache_use::fill);
+  auto& it = reader.it();
+  for (it.Seek(slice(resume)); it.Valid(); it.Next()) {
+    if (filling && !full) {
+      full = fill.size() >= limits.entries_per_head ||
+             fill.bytes() + it.key().size() + it.value().size() > limits.bytes_per_head;
+      if (!full) keep_entry(fill, it);
+    }
+    if (visiting) {
+      if (visit_entry(visit, it)) continue;
+      visiting = false;
+      target = std::max(target, fill.size());
+    }
+    if (!filling || full || fill.size() >= target) break;
+  }
+  if (!it.status().ok()) return map_status(it.status(), "scan");
+  if (filling) heads.install(f, prefix, epoch, std::move(fill).finish(!it.Valid() && !full));
+  return {};
+}
+
+}  // namespace
+
 result<void> database::scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
                                  direction dir, cache_use cache) const {
   if (!has(f)) return error{errc::invalid, "column family " + std::string(spec_of(f).name) + " is not open"};
-  rocksdb::ReadOptions read_options;
-  read_options.fill_cache = cache == cache_use::fill;
-  const std::string upper = prefix_successor(prefix);
-  rocksdb::Slice upper_slice(upper);
-  rocksdb::Slice lower_slice(prefix.data(), prefix.size());
-  if (!upper.empty()) read_options.iterate_upper_bound = &upper_slice;
-  if (!prefix.empty()) read_options.iterate_lower_bound = &lower_slice;  // an empty prefix: the whole family
-  read_options.total_order_seek = true;
-  std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(read_options, impl_->handle(f)));
+  if (dir == direction::forward && cache == cache_use::fill && !prefix.empty() &&
+      prefix.size() == spec_of(f).head_prefix && impl_->heads->limits().bytes != 0)
+    return scan_through_head(*impl_->db, impl_->handle(f), *impl_->heads, f, prefix, start, visit);
+  prefix_reader reader(*impl_->db, impl_->handle(f), prefix, cache);
+  auto& it = reader.it();
   if (dir == direction::forward) {
     if (start.empty() && prefix.empty()) {
-      it->SeekToFirst();
+      it.SeekToFirst();
     } else {
-      it->Seek(slice(start.empty() ? prefix : start));
+      it.Seek(slice(start.empty() ? prefix : start));
     }
-    for (; it->Valid(); it->Next()) {
-      if (!visit_entry(visit, *it)) break;
+    for (; it.Valid(); it.Next()) {
+      if (!visit_entry(visit, it)) break;
     }
   } else {
     if (!start.empty()) {
-      it->SeekForPrev(slice(start));
-    } else if (upper.empty()) {
-      it->SeekToLast();
+      it.SeekForPrev(slice(start));
+    } else if (!reader.bounded()) {
+      it.SeekToLast();
     } else {
-      it->SeekForPrev(upper_slice);
+      it.SeekForPrev(reader.upper());
     }
-    for (; it->Valid(); it->Prev()) {
-      if (!visit_entry(visit, *it)) break;
+    for (; it.Valid(); it.Prev()) {
+      if (!visit_entry(visit, it)) break;
     }
   }
-  if (!it->status().ok()) return map_status(it->status(), "scan");
+  if (!it.status().ok()) return map_status(it.status(), "scan");
   return {};
 }
 

@@ -11,6 +11,7 @@
 
 #include "storage/column_families.hpp"
 #include "storage/error.hpp"
+#include "storage/head_limits.hpp"
 
 namespace fl::storage {
 
@@ -61,6 +62,7 @@ struct open_options {
   std::size_t block_cache_bytes = 64u << 20;  // default 64 MiB shared block cache
   int background_jobs = 2;                    // default: one per core on the reference machine
   bool read_only = false;                     // default read-write; read-only needs an existing database
+  head_limits heads;                          // the newest entries of recently read prefixes (head_cache.hpp)
 };
 
 class database {
@@ -84,6 +86,7 @@ class database {
   [[nodiscard]] result<void> drop(family f);
   // Sizes, compaction debt and write stalls (storage/engine_stats.hpp). Thread-safe, no I/O.
   [[nodiscard]] engine_stats stats() const;
+  [[nodiscard]] head_cache_stats head_stats() const;
 
   // Visits every key that starts with `prefix`, in key order (or reverse), until the visitor returns
   // false. Values are only valid during the call.
@@ -91,7 +94,8 @@ class database {
   [[nodiscard]] result<void> scan(family f, std::string_view prefix, const visitor& visit,
                                   direction dir = direction::forward) const;
   // The same, starting at `start` (inclusive; for backward scans the last key <= start) instead of
-  // at the prefix's first (or last) key. `start` must itself begin with `prefix`.
+  // at the prefix's first (or last) key. `start` must itself begin with `prefix`. A forward scan
+  // that fills the block cache, of exactly a family's head prefix, reads the head cache first.
   [[nodiscard]] result<void> scan_from(family f, std::string_view prefix, std::string_view start, const visitor& visit,
                                        direction dir, cache_use cache = cache_use::fill) const;
 

@@ -2,12 +2,14 @@
 // Readings, kept in generations so that a reparse builds a device's new readings beside the old ones
 // and switches to them in one write (queries never see a mix):
 //   readings: mandate | device | generation(8) | measured_at(8) | reading id(16)  -> JSON document
-//   index:    mandate | 4 | device | generation(8) | inserted_at(8) | reading id(16) -> measured_at(8)
+//   index:    mandate | 10 | device | generation(8) | inserted_at(8) | reading id(16) -> measured_at(8)
 //             mandate | 5 | device | generation(8) | packet id(16) | reading id(16)
 //                                                           -> measured_at(8) | inserted_at(8)
 //             mandate | 6 | device                                 -> current generation(8) (absent: 0)
 //             mandate | 7 | reading id -> device(16) | generation(8) | measured_at(8)
-// A reading and all its index entries are written in one batch with the packet it came from.
+// Time | id tails are stored newest first (key_builder::newest_first). A reading and all its index
+// entries are written in one batch with the packet it came from. The newest readings of recently
+// read generations are also served from memory (head_cache.hpp), kept up to date by the batches.
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <optional>

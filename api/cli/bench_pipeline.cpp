@@ -296,11 +296,12 @@ std::optional<double> curl_stream_seconds(std::uint16_t port, const std::string&
   return seconds;
 }
 
-int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std::size_t stream_readings) {
+int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std::size_t stream_readings,
+                std::size_t head_cache_bytes) {
   require_wrk();
   progress steps("bench query", "steps", 6);
   steps.set_note("seeding readings");
-  bench_server server;
+  bench_server server(head_cache_bytes);
   const auto limits = bench_server::limits();
   const auto [mandate, key] = server.tenant();
   const std::string folder(server.call("POST", "/api/v1/tags", key, R"({"tag":{"name":"Q"}})").at("id").as_string());
@@ -368,6 +369,7 @@ int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std:
   steps.update(6);
   steps.finish();
 
+  const auto heads = server.db().head_stats();  // the pages' reads: from memory or from RocksDB
   json::object result{{"benchmark", "query"},
                       {"cores", std::thread::hardware_concurrency()},
                       {"load_generator", "wrk"},
@@ -385,7 +387,10 @@ int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std:
                       {"stream_readings_per_s", stream_rate},
                       {"stream_into_curl_readings_per_s", curl_s ? json::value(curl_rate) : json::value(nullptr)},
                       {"auth_cached_us", resolving.cached_us},
-                      {"auth_store_us", resolving.store_us}};
+                      {"auth_store_us", resolving.store_us},
+                      {"head_cache_bytes", head_cache_bytes},
+                      {"head_cache_hits", heads.hits},
+                      {"head_cache_misses", heads.misses}};
   if (!nginx_error.empty()) result["nginx_error"] = nginx_error;
   result["page_vs_nginx_rps"] =
       nginx_page ? json::value(ours.requests_per_s / nginx_page->requests_per_s) : json::value(nullptr);
@@ -400,6 +405,8 @@ int bench_query(bool as_json, std::size_t seconds, std::size_t connections, std:
         std::thread::hardware_concurrency(), connections, wrk_threads(connections), seconds, limits.threads);
     std::printf("  readings page (limit=100, %zu bytes) %10.0f req/s  p50 %.2f ms  p99 %.2f ms (target < 10)\n",
                 page_body.size(), ours.requests_per_s, ours.p50_ms, ours.p99_ms);
+    std::printf("  head cache (%zu bytes): %llu reads from memory, %llu from RocksDB\n", head_cache_bytes,
+                static_cast<unsigned long long>(heads.hits), static_cast<unsigned long long>(heads.misses));
     if (nginx_page && ceiling) {
       std::printf("  nginx, static file of the same size  %10.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
                   nginx_page->requests_per_s, nginx_page->p50_ms, nginx_page->p99_ms);
@@ -430,6 +437,7 @@ void add_pipeline_benchmarks(CLI::App& bench) {
   struct args {
     bool json = false;
     std::size_t connections = 64, seconds = 5, stream_readings = 300'000, mandates = 1;
+    std::size_t head_cache_bytes = api::serve_config{}.head_cache_bytes;
   };
   auto a = std::make_shared<args>();
   auto* ingest = bench.add_subcommand("ingest", "Packets over HTTP to queryable readings vs raw RocksDB puts");
@@ -449,7 +457,12 @@ void add_pipeline_benchmarks(CLI::App& bench) {
       ->capture_default_str();
   query->add_option("--connections", a->connections, "Concurrent client connections")->capture_default_str();
   query->add_option("--stream-readings", a->stream_readings, "Readings in the streamed device")->capture_default_str();
-  query->callback([a] { std::exit(bench_query(a->json, a->seconds, a->connections, a->stream_readings)); });
+  query
+      ->add_option("--head-cache-bytes", a->head_cache_bytes,
+                   "The storage's head cache, as serve's key (0: off, every page read from RocksDB)")
+      ->capture_default_str();
+  query->callback(
+      [a] { std::exit(bench_query(a->json, a->seconds, a->connections, a->stream_readings, a->head_cache_bytes)); });
 }
 
 }  // namespace fl::cli

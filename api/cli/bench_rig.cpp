@@ -33,8 +33,8 @@ scratch_dir::~scratch_dir() {
   std::filesystem::remove_all(path, ignored);
 }
 
-bench_server::bench_server() {
-  auto db = storage::database::open({.dir = dir_.path / "data"});
+bench_server::bench_server(std::size_t head_cache_bytes) {
+  auto db = storage::database::open({.dir = dir_.path / "data", .heads = {.bytes = head_cache_bytes}});
   if (!db) throw std::runtime_error(db.error().message);
   db_ = std::move(*db);
   records_ = std::make_unique<storage::records>(*db_);

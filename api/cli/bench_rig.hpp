@@ -13,6 +13,7 @@
 #include "api/context.hpp"
 #include "api/http/server.hpp"
 #include "api/router.hpp"
+#include "api/serve_config.hpp"
 #include "storage/database.hpp"
 #include "storage/records.hpp"
 
@@ -33,7 +34,8 @@ class bench_server {
   // for the per-address connection cap: every benchmark client comes from 127.0.0.1, so one address
   // may hold as many connections as the server (--connections 64 would otherwise sit at the cap, and
   // a run's connections could be refused while the previous run's are still closing).
-  bench_server();
+  // `head_cache_bytes`: the storage's head cache, as `serve --head-cache-bytes` (its default unless given).
+  explicit bench_server(std::size_t head_cache_bytes = api::serve_config{}.head_cache_bytes);
   ~bench_server();
   bench_server(const bench_server&) = delete;
   bench_server& operator=(const bench_server&) = delete;

@@ -130,7 +130,7 @@ void serve(const serve_flags& flags) {
     tls = *made;
   }
   fit_descriptor_limit(options.limits);
-  auto db = storage::database::open({.dir = options.data});
+  auto db = storage::database::open({.dir = options.data, .heads = {.bytes = options.head_cache_bytes}});
   if (!db && db.error().code == storage::errc::locked)
     throw std::runtime_error("another fieldline server is using data directory " + options.data +
                              "; stop it or pass --data");

@@ -92,6 +92,19 @@ void write_storage(metrics::exposition& out, const storage::engine_stats& s) {
                    "The write rate RocksDB allows while it slows writes (0: not slowed).", num(s.delayed_write_rate));
 }
 
+void write_head_cache(metrics::exposition& out, const storage::head_cache_stats& s) {
+  out.single_counter("fieldline_head_cache_hits_total",
+                     "Reads of a device's newest readings that started in memory (the head cache).", num(s.hits));
+  out.single_counter("fieldline_head_cache_misses_total", "Reads of a device's newest readings not in the head cache.",
+                     num(s.misses));
+  out.single_counter("fieldline_head_cache_fills_total", "Heads kept in memory after a read.", num(s.fills));
+  out.single_counter("fieldline_head_cache_refused_fills_total",
+                     "Heads not kept because a write touched them while they were read.", num(s.refused_fills));
+  out.single_gauge("fieldline_head_cache_heads", "Devices (generations) whose newest readings are in memory.",
+                   num(s.heads));
+  out.single_gauge("fieldline_head_cache_bytes", "Memory held by the head cache.", num(s.bytes));
+}
+
 }  // namespace
 
 http_response show_metrics(request_context& ctx) {
@@ -100,6 +113,7 @@ http_response show_metrics(request_context& ctx) {
   write_parsing(out, ctx.app, ctx.app.parsing.load());
   write_reparse(out, ctx.app.reparse.figures());
   write_storage(out, ctx.records().db().stats());
+  write_head_cache(out, ctx.records().db().head_stats());
   http_response answer;
   answer.body = out.take();
   answer.content_type = std::string(metrics::exposition::content_type);

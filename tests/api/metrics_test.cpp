@@ -130,6 +130,19 @@ TEST_F(metrics_route, every_line_is_exposition_format_and_every_degraded_mode_ha
   }
 }
 
+TEST_F(metrics_route, a_second_page_of_a_devices_readings_is_read_from_the_head_cache) {
+  const auto before = scrape_text();
+  const std::vector<std::pair<std::string, std::string>> auth{{"x-api-key", key_}};
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(client_->request("GET", "/api/v1/devices/" + device_ + "/readings", {}, auth).status, 200);
+  const auto after = scrape_text();
+  EXPECT_GE(sample_sum(after, "fieldline_head_cache_hits_total"),
+            sample_sum(before, "fieldline_head_cache_hits_total") + 1);
+  EXPECT_GE(sample_sum(after, "fieldline_head_cache_heads"), 1);
+  EXPECT_GT(sample_sum(after, "fieldline_head_cache_bytes"), 0);
+  EXPECT_TRUE(sample_value(after, "fieldline_head_cache_refused_fills_total"));
+}
+
 TEST_F(metrics_route, a_caller_that_is_not_local_needs_the_superadmin_key) {
   // A proxy on this machine forwards others' requests from loopback: not a local caller.
   for (const char* header : {"x-forwarded-for", "forwarded", "x-real-ip"}) {

@@ -77,6 +77,7 @@ TEST(serve_config, a_file_with_every_documented_key_is_read_into_the_typed_confi
   EXPECT_EQ(config.reparse.clean_grace, 300s);
   EXPECT_EQ(config.limits.websocket.ping_timeout, 90s);  // a field in ms, a key in seconds
   EXPECT_EQ(config.limits.websocket.max_sockets_per_mandate, 10u);
+  EXPECT_EQ(config.head_cache_bytes, 8u << 20);
   // Every key took the file's value, none kept its default.
   const api::serve_config defaults;
   for (const auto& key : api::serve_config_keys())
