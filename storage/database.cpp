@@ -449,11 +449,13 @@ result<void> scan_through_head(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h, 
     for (; e != entries.end(); ++e)
       if (!visit(e->key, e->value)) return {};
     if (cached->complete) return {};
-    const std::string_view last = entries.back().key;  // an incomplete head is never empty
-    filling = from <= last;                            // what follows continues the head without a gap
+    const std::string_view last = entries.back().key;       // an incomplete head is never empty
+    if (from <= last) resume.assign(last).push_back('\0');  // RocksDB from the first key after the head
+    // What follows then continues the head without a gap: worth keeping if the head has room for it.
+    filling = from <= last && entries.size() < heads.limits().entries_per_head &&
+              cached->text.size() < heads.limits().bytes_per_head;
     if (filling)
       for (const auto& kept : entries) fill.add(kept.key, kept.value);
-    if (filling) resume.assign(last).push_back('\0');  // the first key after `last`
   }
   const auto& limits = heads.limits();
   std::size_t target = limits.first_fill;
@@ -475,7 +477,9 @@ result<void> scan_through_head(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h, 
     if (!filling || full || fill.size() >= target) break;
   }
   if (!it.status().ok()) return map_status(it.status(), "scan");
-  if (filling) heads.install(f, prefix, epoch, std::move(fill).finish(!it.Valid() && !full));
+  const std::size_t had = cached ? cached->entries.size() : 0;
+  if (filling && (!cached || fill.size() > had))
+    heads.install(f, prefix, epoch, std::move(fill).finish(!it.Valid() && !full));
   return {};
 }
 

@@ -253,6 +253,44 @@ TEST(head_cache, a_page_of_readings_written_after_the_head_was_filled_includes_t
   EXPECT_GE((*db)->head_stats().hits, 1u);
 }
 
+TEST(head_cache, a_scan_past_a_full_head_reads_on_in_rocksdb_without_building_it_again) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path(), .heads = {.entries_per_head = 8, .first_fill = 4}});
+  ASSERT_TRUE(db);
+  const auto p = prefix_of('a');
+  auto batch = (*db)->batch();
+  for (int n = 0; n < 20; ++n) batch.put(cached, key_of(p, n), "v");
+  ASSERT_TRUE((*db)->write(batch, durability::buffered));
+  for (int round = 0; round < 3; ++round) {
+    int seen = 0;
+    ASSERT_TRUE((*db)->scan(cached, p, [&](std::string_view, std::string_view) { return ++seen > 0; }));
+    EXPECT_EQ(seen, 20);
+  }
+  const auto stats = (*db)->head_stats();
+  EXPECT_EQ(stats.fills, 1u);  // the first scan kept 8; the others read the rest from RocksDB
+  EXPECT_EQ(stats.hits, 2u);
+}
+
+TEST(head_cache, a_scan_past_a_head_with_room_extends_it) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path(), .heads = {.entries_per_head = 64, .first_fill = 4}});
+  ASSERT_TRUE(db);
+  const auto p = prefix_of('a');
+  auto batch = (*db)->batch();
+  for (int n = 0; n < 20; ++n) batch.put(cached, key_of(p, n), "v");
+  ASSERT_TRUE((*db)->write(batch, durability::buffered));
+  const auto first = [&](int count) {
+    int seen = 0;
+    EXPECT_TRUE((*db)->scan(cached, p, [&](std::string_view, std::string_view) { return ++seen < count; }));
+  };
+  first(1);   // fills 4
+  first(10);  // 4 from the head, 6 more from RocksDB: the head now holds 10
+  first(10);  // all from the head
+  const auto stats = (*db)->head_stats();
+  EXPECT_EQ(stats.fills, 2u);
+  EXPECT_EQ(stats.hits, 2u);
+}
+
 // A reader keeps filling heads while a writer adds and deletes: a head filled from RocksDB before a
 // write and installed after it would hide that write from the writer's own next read.
 TEST(head_cache, a_write_is_seen_by_the_next_read_while_another_thread_fills_heads) {
