@@ -430,11 +430,12 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
                               {device_id, loaded[i].entry.packet, *parser_id, inputs[input_of[i]].transceived_at, now});
       readings_written += made.size();
       for (const auto& r : made) {
-        readings.put(batch, mandate, device_id, generation, r);
+        std::string text = fl::to_json(r.doc);  // written once: stored and, when wanted, published
+        readings.put(batch, mandate, device_id, generation, r, text);
         if (!added) continue;
         written.push_back(reading_change);
         written.back().item = r.id;
-        written.back().body = fl::to_json(r.doc);
+        written.back().body = std::move(text);
       }
       mark_outcome(doc, outcome, made.size());
       profile_merge refusals;

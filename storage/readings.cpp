@@ -51,7 +51,12 @@ void readings::set_generation(write_batch& batch, const uuid& mandate, const uui
 
 void readings::put(write_batch& batch, const uuid& mandate, const uuid& device, std::int64_t generation,
                    const new_reading& r) const {
-  batch.put(family::readings, reading_key(mandate, device, generation, r.measured_at, r.id), to_json(r.doc));
+  put(batch, mandate, device, generation, r, to_json(r.doc));
+}
+
+void readings::put(write_batch& batch, const uuid& mandate, const uuid& device, std::int64_t generation,
+                   const new_reading& r, std::string_view text) const {
+  batch.put(family::readings, reading_key(mandate, device, generation, r.measured_at, r.id), text);
   const std::string measured = time_value(r.measured_at);
   batch.put(family::index,
             index_prefix(mandate, by_inserted_index, device, generation).newest_first(r.inserted_at, r.id).take(),

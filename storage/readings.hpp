@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -48,6 +49,9 @@ class readings {
 
   void put(write_batch& batch, const uuid& mandate, const uuid& device, std::int64_t generation,
            const new_reading& r) const;
+  // The same with `r.doc` already written as JSON (`text`), for a caller that needs the text too.
+  void put(write_batch& batch, const uuid& mandate, const uuid& device, std::int64_t generation, const new_reading& r,
+           std::string_view text) const;
   // Where a reading lives; nullopt when no reading of the device's current generation has this id.
   [[nodiscard]] result<std::optional<reading_location>> locate(const uuid& mandate, const uuid& id) const;
   [[nodiscard]] result<std::optional<boost::json::object>> find(const uuid& mandate, const uuid& id) const;
