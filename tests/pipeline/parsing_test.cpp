@@ -153,6 +153,26 @@ TEST_F(parsing, deleting_a_packet_with_remove_readings_removes_its_readings) {
   EXPECT_EQ(readings().size(), 1u);  // without remove_readings the readings stay
 }
 
+// The newest readings of a device read before are served from memory (storage/head_cache.hpp):
+// removing a packet's readings must reach that copy too, and so must the readings parsed after it.
+TEST_F(parsing, the_newest_readings_page_forgets_removed_readings_and_shows_new_ones) {
+  auto kept = send("01", "2024-05-01T10:00:00Z");
+  auto dropped = send("02", "2024-05-01T10:01:00Z");
+  parse_all();
+  const auto newest_first = [&] { return readings("sort_direction=desc"); };
+  ASSERT_EQ(newest_first().size(), 2u);  // read once: now in memory
+  const std::string base = "/api/v1/devices/" + device_ + "/packets/";
+  ASSERT_EQ(call("DELETE", base + dropped.id() + "?remove_readings=true", key_).status, 200);
+  auto left = newest_first();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].at("packet_id"), kept.id());
+  auto later = send("03", "2024-05-01T10:02:00Z");
+  parse_all();
+  left = newest_first();
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].at("packet_id"), later.id());
+}
+
 // parser-contract.md: a parser whose preloads/0 asks for the device finds it in meta.device, with
 // its location's coordinates as {lon, lat} and its profile values as {slug => {field => value}}.
 TEST_F(parsing, a_parser_that_preloads_the_device_sees_its_location_and_profile_values) {
