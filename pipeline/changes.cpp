@@ -46,4 +46,21 @@ std::string pushed_packet(const json::object& packet, const std::optional<json::
   return fl::to_json(pushed);
 }
 
+std::string pushed_packet(std::string_view packet_text, const json::object& packet,
+                          const std::optional<json::object>& interface_doc) {
+  // A new key goes last in a json::object, so the listed text is the stored one with it appended;
+  // a document that already has the key (or is empty) takes the long way.
+  if (packet.empty() || packet.contains("interface") || packet_text.size() < 2 || packet_text.back() != '}')
+    return pushed_packet(packet, interface_doc);
+  std::string out(packet_text.substr(0, packet_text.size() - 1));
+  out += ",\"interface\":";
+  if (interface_doc) {
+    append_json(out, interface_view(*interface_doc));
+  } else {
+    out += "null";
+  }
+  out += '}';
+  return out;
+}
+
 }  // namespace fl::pipeline

@@ -26,5 +26,9 @@ namespace fl::pipeline {
 // through as REST shows interfaces, or null when it names none (or the interface is gone).
 [[nodiscard]] std::string pushed_packet(const boost::json::object& packet,
                                         const std::optional<boost::json::object>& interface_doc);
+// The same from the packet's JSON text as stored (`packet_text`, written from `packet`): the key is
+// appended to the text instead of copying and writing the whole document again.
+[[nodiscard]] std::string pushed_packet(std::string_view packet_text, const boost::json::object& packet,
+                                        const std::optional<boost::json::object>& interface_doc);
 
 }  // namespace fl::pipeline

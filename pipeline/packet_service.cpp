@@ -63,18 +63,19 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   if (!existing) return service_error{packet_errc::storage, existing.error()};
   if (*existing) return packet_errc::duplicate_id;
   auto write = std::make_shared<pending_write>(pending_write{packets_.batch(), std::move(claim)});
-  packets_.put(write->batch, mandate, id, {device_id, request.transceived_at}, doc);
+  std::string text = fl::to_json(doc);
+  packets_.put(write->batch, mandate, id, {device_id, request.transceived_at}, doc, text);
   write->entry = {mandate, device_id, request.transceived_at, id};
   write->queued = queued;
   write->queued_at = now_micros();
   if (queued) queue_.push(write->batch, write->entry, write->queued_at);
   // Billing counts what was accepted, in the same write: a packet that is not stored is not counted.
   storage::counters(records_.db()).add(write->batch, mandate, storage::counter_kind::packets, write->queued_at);
-  write->added =
-      device_change(change_kind::packet_added, mandate, request.device, id, pushed_packet(doc, request.interface_doc));
+  write->added = device_change(change_kind::packet_added, mandate, request.device, id,
+                               pushed_packet(text, doc, request.interface_doc));
   // The group-commit thread writes the batch and fsyncs the WAL once for every create in flight;
   // the packet is parsed, published and answered only once it is durable. No thread waits meanwhile.
-  pending_packet out{std::move(doc), {}};
+  pending_packet out{std::move(doc), std::move(text), {}};
   out.commit = [this, write](std::function<void(bool)> done) {
     durable_.commit(std::move(write->batch), [this, write, done = std::move(done)](bool ok) {
       write->claim.reset();

@@ -48,6 +48,7 @@ struct packet_create {
 // A create accepted but not written yet.
 struct pending_packet {
   boost::json::object doc;  // the packet as it will be stored
+  std::string text;         // the same as JSON, written once: stored, answered and published as is
   // Hands the write to the group commit and calls `done(true)` once it is durable (false: it was
   // not written or not made durable). Call it once; `done` runs on the group-commit thread.
   std::function<void(std::function<void(bool)>)> commit;

@@ -54,7 +54,12 @@ result<std::optional<std::string>> packets::raw_at(const uuid& mandate, const uu
 
 void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
                   const boost::json::object& doc) const {
-  batch.put(family::packets, packet_key(mandate, id, at), to_json(doc));
+  put(batch, mandate, id, at, doc, to_json(doc));
+}
+
+void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+                  const boost::json::object& doc, std::string_view text) const {
+  batch.put(family::packets, packet_key(mandate, id, at), text);
   batch.put(family::index, index_key(mandate, id), key_builder{}.id(at.device).i64(at.transceived_at).take());
   batch.put(family::index, inserted_prefix(mandate, at.device).newest_first(inserted_at_of(doc), id).take(),
             key_builder{}.i64(at.transceived_at).take());

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,9 @@ class packets {
                                                           const packet_location& at) const;
   void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
            const boost::json::object& doc) const;
+  // The same with `doc` already written as JSON (`text`), for a caller that needs the text too.
+  void put(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
+           const boost::json::object& doc, std::string_view text) const;
   // A new document for a packet that stays where it is (its id index entry is already right).
   void rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,
                const boost::json::object& doc) const;

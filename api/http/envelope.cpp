@@ -50,6 +50,13 @@ http_response single_response(const boost::json::object& object, int status) {
   return {.status = status, .body = std::move(body)};
 }
 
+http_response single_response_text(std::string_view object_text, int status) {
+  std::string body = head(status, true) + ",\"body\":";
+  body += object_text;
+  body += '}';
+  return {.status = status, .body = std::move(body)};
+}
+
 http_response list_response(const boost::json::array& items, const std::optional<std::string>& retrieve_after_id) {
   std::string body = head(200, true) + ",\"body\":";
   append_json(body, items);

@@ -34,6 +34,8 @@ using api_result = boost::system::result<T, api_error>;
 
 [[nodiscard]] http_response error_response(const api_error& e);
 [[nodiscard]] http_response single_response(const boost::json::object& body, int status = 200);
+// The same with the object already written as JSON text (spliced as is).
+[[nodiscard]] http_response single_response_text(std::string_view object_text, int status = 200);
 [[nodiscard]] http_response list_response(const boost::json::array& body,
                                           const std::optional<std::string>& retrieve_after_id);
 // Lists of drivers and driver instances carry no retrieve_after_id; statistics are a bare array.

@@ -219,7 +219,7 @@ http_response create_packet(request_context& ctx) {
       {ctx.mandate(), std::move(*device), id, *t, std::move(doc), std::move(interface_doc)});
   if (!pending) return error_response(packet_failure(pending.error(), id));
   // The answer goes out only once the packet is durable (group commit); no thread waits meanwhile.
-  auto answer = single_response(pending->doc);
+  auto answer = single_response_text(pending->text);
   answer.after_durable = std::move(pending->commit);
   return answer;
 }

@@ -4,6 +4,7 @@
 #include <future>
 #include <memory>
 
+#include "core/json_out.hpp"
 #include "pipeline/changes.hpp"
 #include "pipeline/feed_reading.hpp"
 #include "pipeline/packet_service.hpp"
@@ -24,6 +25,19 @@ std::vector<uuid> ids(std::initializer_list<std::string> texts) {
 }
 
 }  // namespace
+
+// The pushed text is built from the stored text by appending the interface: it must be exactly what
+// writing the document with the key added gives.
+TEST(pushed_packet, from_the_stored_text_is_the_document_with_its_interface_appended) {
+  const json::object packet{{"id", "p"}, {"payload", "2a"}, {"meta", json::object{{"k", 1}}}};
+  const json::object interface_doc{{"id", "i"}, {"name", "radio"}};
+  for (const auto& iface : {std::optional<json::object>{}, std::optional<json::object>{interface_doc}})
+    EXPECT_EQ(pipeline::pushed_packet(fl::to_json(packet), packet, iface), pipeline::pushed_packet(packet, iface));
+  // A document that already has the key is not appended to twice.
+  const json::object odd{{"id", "p"}, {"interface", "x"}};
+  EXPECT_EQ(pipeline::pushed_packet(fl::to_json(odd), odd, interface_doc), pipeline::pushed_packet(odd, interface_doc));
+  EXPECT_EQ(json::parse(pipeline::pushed_packet(fl::to_json(odd), odd, interface_doc)).as_object().size(), 2u);
+}
 
 class published_changes : public api_fixture {
  protected:
