@@ -383,9 +383,14 @@ result<void> database::write(write_batch& batch, durability d) {
   if (!batch.impl_->status.ok()) return map_status(batch.impl_->status, "preparing batch");
   rocksdb::WriteOptions write_options;
   write_options.sync = d == durability::synced;
+  const auto& heads = batch.impl_->heads;
+  impl_->heads->begin(heads);  // no head of what it touches is filled until it is applied
   auto status = impl_->db->Write(write_options, &batch.impl_->batch);
-  if (!status.ok()) return map_status(status, "write");
-  impl_->heads->apply(batch.impl_->heads);  // readers may now see it in RocksDB: the cache follows
+  if (!status.ok()) {
+    impl_->heads->abandon(heads);
+    return map_status(status, "write");
+  }
+  impl_->heads->apply(heads);  // readers may now see it in RocksDB: the cache follows
   return {};
 }
 

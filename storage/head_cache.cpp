@@ -67,9 +67,33 @@ std::string head_cache::name_of(family f, std::string_view prefix) {
   return name;
 }
 
-std::uint64_t& head_cache::bucket(family f, std::string_view prefix) {
+std::size_t head_cache::bucket_of(family f, std::string_view prefix) {
   const std::size_t h = std::hash<std::string_view>{}(prefix) ^ static_cast<std::size_t>(f);
-  return epochs_[h % epoch_buckets];
+  return h % epoch_buckets;
+}
+
+void head_cache::count_in_flight(const head_changes& changes, int delta) {
+  for (const auto& c : changes.changes()) {
+    const std::size_t length = spec_of(c.f).head_prefix;
+    const std::string_view key = changes.key(c);
+    if (c.what == head_changes::kind::erase_prefix && key.size() < length) {
+      global_in_flight_ += delta;
+    } else if (length != 0 && key.size() >= length) {
+      in_flight_[bucket_of(c.f, key.substr(0, length))] += delta;
+    }
+  }
+}
+
+void head_cache::begin(const head_changes& changes) {
+  if (changes.empty()) return;
+  std::lock_guard lock(mutex_);
+  count_in_flight(changes, 1);
+}
+
+void head_cache::abandon(const head_changes& changes) {
+  if (changes.empty()) return;
+  std::lock_guard lock(mutex_);
+  count_in_flight(changes, -1);
 }
 
 head_cache::view head_cache::find(family f, std::string_view prefix, std::uint64_t& epoch) {
@@ -90,8 +114,8 @@ void head_cache::install(family f, std::string_view prefix, std::uint64_t epoch,
   if (!h || limits_.bytes == 0) return;
   const std::string name = name_of(f, prefix);
   std::lock_guard lock(mutex_);
-  if (epoch != global_epoch_ + bucket(f, prefix)) {
-    ++counted_.refused_fills;  // a write it may not have seen
+  if (epoch != global_epoch_ + bucket(f, prefix) || global_in_flight_ != 0 || in_flight_[bucket_of(f, prefix)] != 0) {
+    ++counted_.refused_fills;  // a write it may not have seen, or one not applied yet
     return;
   }
   if (h->bytes() + head_overhead > limits_.bytes) return;
@@ -110,6 +134,7 @@ void head_cache::install(family f, std::string_view prefix, std::uint64_t epoch,
 void head_cache::apply(const head_changes& changes) {
   if (changes.empty()) return;
   std::lock_guard lock(mutex_);
+  count_in_flight(changes, -1);
   // Puts are gathered per cached head and merged once: a parse commit brings a hundred at a time.
   std::unordered_map<std::string, std::vector<entry>> puts;
   for (const auto& c : changes.changes()) {
@@ -133,8 +158,9 @@ void head_cache::apply(const head_changes& changes) {
     auto at = heads_.find(name);
     if (at == heads_.end()) continue;
     // Any delete drops the head; a put of a key it already holds does too. Concurrent batches may
-    // apply here in another order than RocksDB wrote them; inserting keys the head lacks and
-    // dropping heads give the same result in any order, replacing a value would not.
+    // apply here in another order than RocksDB wrote them: inserting keys the head lacks and
+    // dropping heads give the same result in any order, replacing a value would not (and no head
+    // is installed while a batch is between its write and this, see begin()).
     const bool holds =
         c.what == head_changes::kind::put &&
         std::binary_search(at->second.h->entries.begin(), at->second.h->entries.end(), entry{key, {}}, key_less);

@@ -88,8 +88,15 @@ class head_cache {
   // the prefix since.
   [[nodiscard]] view find(family f, std::string_view prefix, std::uint64_t& epoch);
   void install(family f, std::string_view prefix, std::uint64_t epoch, view h);
-  // After a batch was written: puts merge into cached heads, deletes drop them.
+  // A batch with these changes is about to be written: until its apply (or abandon), no head of a
+  // prefix it touches is installed. Concurrent batches may be applied in another order than
+  // RocksDB wrote them, so a fill that read between them must not land (a put applied after a
+  // later delete would otherwise bring a deleted entry back into a head filled in between).
+  void begin(const head_changes& changes);
+  // After the batch was written: puts merge into cached heads, deletes drop them.
   void apply(const head_changes& changes);
+  // The batch was not written.
+  void abandon(const head_changes& changes);
   [[nodiscard]] head_cache_stats stats() const;
 
  private:
@@ -99,7 +106,9 @@ class head_cache {
   };
   static constexpr std::size_t epoch_buckets = 1024;
   [[nodiscard]] static std::string name_of(family f, std::string_view prefix);
-  [[nodiscard]] std::uint64_t& bucket(family f, std::string_view prefix);
+  [[nodiscard]] static std::size_t bucket_of(family f, std::string_view prefix);
+  [[nodiscard]] std::uint64_t& bucket(family f, std::string_view prefix) { return epochs_[bucket_of(f, prefix)]; }
+  void count_in_flight(const head_changes& changes, int delta);
   void drop(std::unordered_map<std::string, slot>::iterator at);
   void replace(std::unordered_map<std::string, slot>::iterator at, view h);
   void evict_to_budget();
@@ -112,6 +121,8 @@ class head_cache {
   std::list<std::string> lru_;                   // most recently read first
   std::vector<std::uint64_t> epochs_ = std::vector<std::uint64_t>(epoch_buckets, 0);
   std::uint64_t global_epoch_ = 0;  // bumped by deletes that span many prefixes
+  std::vector<std::int64_t> in_flight_ = std::vector<std::int64_t>(epoch_buckets, 0);  // batches begun, not applied
+  std::int64_t global_in_flight_ = 0;  // the same for deletes that span many prefixes
   std::size_t bytes_ = 0;
   head_cache_stats counted_;
 };

@@ -52,6 +52,12 @@ head_cache::view cached_head(head_cache& cache, const std::string& prefix) {
   return cache.find(cached, prefix, epoch);
 }
 
+// A batch's whole passage: begun before RocksDB writes it, applied after.
+void write_through(head_cache& cache, const head_changes& changes) {
+  cache.begin(changes);
+  cache.apply(changes);
+}
+
 void install_now(head_cache& cache, const std::string& prefix, head_cache::view h) {
   std::uint64_t epoch = 0;
   (void)cache.find(cached, prefix, epoch);
@@ -72,10 +78,43 @@ TEST(head_cache, a_head_read_while_a_write_touched_its_prefix_is_not_installed) 
   ASSERT_EQ(cache.find(cached, p, epoch), nullptr);
   head_changes write;  // lands between the filling scan's start and its install
   write.put(cached, key_of(p, 5), "new");
-  cache.apply(write);
+  write_through(cache, write);
   cache.install(cached, p, epoch, head_of(p, {1, 2}, true));
   EXPECT_EQ(cached_head(cache, p), nullptr);
   EXPECT_EQ(cache.stats().refused_fills, 1u);
+}
+
+// RocksDB order: the put, then the delete. Applied the other way round, with a fill between: the
+// fill must not land, or the late put would bring the deleted entry back into it.
+TEST(head_cache, no_head_is_installed_while_a_written_batch_waits_to_be_applied) {
+  head_cache cache({});
+  const auto p = prefix_of('a');
+  head_changes put;
+  put.put(cached, key_of(p, 1), "v1");
+  head_changes erase;
+  erase.erase(cached, key_of(p, 1));
+  cache.begin(put);  // written, not applied yet
+  write_through(cache, erase);
+  std::uint64_t epoch = 0;
+  ASSERT_EQ(cache.find(cached, p, epoch), nullptr);
+  cache.install(cached, p, epoch, head_of(p, {2}, true));  // read after both writes: no key 1
+  EXPECT_EQ(cached_head(cache, p), nullptr);
+  cache.apply(put);
+  EXPECT_EQ(cached_head(cache, p), nullptr);
+  install_now(cache, p, head_of(p, {2}, true));  // nothing in flight now
+  EXPECT_NE(cached_head(cache, p), nullptr);
+  EXPECT_EQ(cache.stats().refused_fills, 1u);
+}
+
+TEST(head_cache, an_abandoned_batch_holds_no_fill_back) {
+  head_cache cache({});
+  const auto p = prefix_of('a');
+  head_changes put;
+  put.put(cached, key_of(p, 1), "v1");
+  cache.begin(put);
+  cache.abandon(put);  // RocksDB refused it
+  install_now(cache, p, head_of(p, {2}, true));
+  EXPECT_NE(cached_head(cache, p), nullptr);
 }
 
 TEST(head_cache, a_write_to_another_prefix_does_not_refuse_a_fill) {
@@ -85,7 +124,7 @@ TEST(head_cache, a_write_to_another_prefix_does_not_refuse_a_fill) {
   (void)cache.find(cached, p, epoch);
   head_changes write;
   write.put(cached, key_of(prefix_of('b'), 5), "elsewhere");
-  cache.apply(write);
+  write_through(cache, write);
   cache.install(cached, p, epoch, head_of(p, {1, 2}, true));
   EXPECT_EQ(keys_in(cached_head(cache, p)).size(), 2u);
 }
@@ -98,7 +137,7 @@ TEST(head_cache, new_keys_join_a_head_in_key_order) {
   write.put(cached, key_of(p, 5), "v5");
   write.put(cached, key_of(p, 1), "v1");
   write.put(cached, key_of(p, 3), "v3");
-  cache.apply(write);
+  write_through(cache, write);
   const auto h = cached_head(cache, p);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(keys_in(h),
@@ -114,7 +153,7 @@ TEST(head_cache, the_last_of_two_puts_of_a_key_in_one_batch_is_kept) {
   head_changes write;
   write.put(cached, key_of(p, 1), "first");
   write.put(cached, key_of(p, 1), "second");
-  cache.apply(write);
+  write_through(cache, write);
   const auto h = cached_head(cache, p);
   ASSERT_NE(h, nullptr);
   ASSERT_EQ(h->entries.size(), 2u);
@@ -127,7 +166,7 @@ TEST(head_cache, a_put_past_the_end_of_an_incomplete_head_stays_out) {
   install_now(cache, p, head_of(p, {1, 2}, false));  // RocksDB may hold 3..9: unknown here
   head_changes write;
   write.put(cached, key_of(p, 9), "v9");
-  cache.apply(write);
+  write_through(cache, write);
   EXPECT_EQ(keys_in(cached_head(cache, p)), (std::vector<std::string>{key_of(p, 1), key_of(p, 2)}));
 }
 
@@ -139,7 +178,7 @@ TEST(head_cache, replacing_a_value_it_holds_drops_the_head) {
   install_now(cache, p, head_of(p, {1, 2}, true));
   head_changes write;
   write.put(cached, key_of(p, 2), "rewritten");
-  cache.apply(write);
+  write_through(cache, write);
   EXPECT_EQ(cached_head(cache, p), nullptr);
 }
 
@@ -149,7 +188,7 @@ TEST(head_cache, deleting_a_key_drops_the_head) {
   install_now(cache, p, head_of(p, {1, 2}, true));
   head_changes write;
   write.erase(cached, key_of(p, 7));
-  cache.apply(write);
+  write_through(cache, write);
   EXPECT_EQ(cached_head(cache, p), nullptr);
 }
 
@@ -164,7 +203,7 @@ TEST(head_cache, erasing_a_shorter_prefix_drops_every_head_under_it_and_refuses_
   (void)cache.find(cached, g2, epoch);
   head_changes erase_device;
   erase_device.erase_prefix(cached, g0.substr(0, 32));  // mandate | device: every generation
-  cache.apply(erase_device);
+  write_through(cache, erase_device);
   cache.install(cached, g2, epoch, head_of(g2, {1}, true));
   EXPECT_EQ(cached_head(cache, g0), nullptr);
   EXPECT_EQ(cached_head(cache, g1), nullptr);
@@ -178,7 +217,7 @@ TEST(head_cache, a_head_never_grows_past_its_entry_limit) {
   install_now(cache, p, head_of(p, {5, 6}, true));
   head_changes write;
   for (int n : {1, 2, 3, 4}) write.put(cached, key_of(p, n), "v");
-  cache.apply(write);
+  write_through(cache, write);
   const auto h = cached_head(cache, p);
   ASSERT_NE(h, nullptr);
   EXPECT_EQ(keys_in(h), (std::vector<std::string>{key_of(p, 1), key_of(p, 2), key_of(p, 3)}));
