@@ -19,15 +19,14 @@ bool key_less(const head_cache::entry& a, const head_cache::entry& b) {
 // ---- head_changes ----
 
 void head_changes::record(kind what, family f, std::string_view key, std::string_view value) {
-  const auto at = static_cast<std::uint32_t>(bytes_.size());
+  const std::size_t at = bytes_.size();
   bytes_.append(key);
   bytes_.append(value);
-  changes_.push_back({what, f, at, static_cast<std::uint32_t>(key.size()), static_cast<std::uint32_t>(at + key.size()),
-                      static_cast<std::uint32_t>(value.size())});
+  changes_.push_back({what, f, at, key.size(), at + key.size(), value.size()});
 }
 
 void head_changes::append(const head_changes& other) {
-  const auto base = static_cast<std::uint32_t>(bytes_.size());
+  const std::size_t base = bytes_.size();
   bytes_.append(other.bytes_);
   for (auto c : other.changes_) {
     c.key_at += base;
@@ -85,13 +84,13 @@ void head_cache::count_in_flight(const head_changes& changes, int delta) {
 }
 
 void head_cache::begin(const head_changes& changes) {
-  if (changes.empty()) return;
+  if (changes.empty() || limits_.bytes == 0) return;  // off: no heads, nothing to hold back
   std::lock_guard lock(mutex_);
   count_in_flight(changes, 1);
 }
 
 void head_cache::abandon(const head_changes& changes) {
-  if (changes.empty()) return;
+  if (changes.empty() || limits_.bytes == 0) return;  // off: no heads, nothing to hold back
   std::lock_guard lock(mutex_);
   count_in_flight(changes, -1);
 }
@@ -132,7 +131,7 @@ void head_cache::install(family f, std::string_view prefix, std::uint64_t epoch,
 }
 
 void head_cache::apply(const head_changes& changes) {
-  if (changes.empty()) return;
+  if (changes.empty() || limits_.bytes == 0) return;  // off: no heads, nothing to hold back
   std::lock_guard lock(mutex_);
   count_in_flight(changes, -1);
   // Puts are gathered per cached head and merged once: a parse commit brings a hundred at a time.

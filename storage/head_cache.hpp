@@ -32,7 +32,7 @@ class head_changes {
   struct change {
     kind what;
     family f;
-    std::uint32_t key_at, key_size, value_at, value_size;
+    std::size_t key_at, key_size, value_at, value_size;  // into bytes_ (a batch may pass 4 GiB)
   };
   void put(family f, std::string_view key, std::string_view value) { record(kind::put, f, key, value); }
   void erase(family f, std::string_view key) { record(kind::erase, f, key, {}); }
