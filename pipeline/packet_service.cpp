@@ -59,9 +59,11 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   // so the catalog's writer lock is not needed.
   auto claim = packets_.claim_new_id(id);
   if (!claim) return packet_errc::duplicate_id;
-  auto existing = packets_.find(mandate, id);
-  if (!existing) return service_error{packet_errc::storage, existing.error()};
-  if (*existing) return packet_errc::duplicate_id;
+  if (!request.id_generated) {
+    auto existing = packets_.find(mandate, id);
+    if (!existing) return service_error{packet_errc::storage, existing.error()};
+    if (*existing) return packet_errc::duplicate_id;
+  }
   auto write = std::make_shared<pending_write>(pending_write{packets_.batch(), std::move(claim)});
   std::string text = fl::to_json(doc);
   packets_.put(write->batch, mandate, id, {device_id, request.transceived_at}, doc, text);

@@ -43,6 +43,9 @@ struct packet_create {
   micros transceived_at = 0;
   boost::json::object doc;                           // the packet as validated (its parse status is set here)
   std::optional<boost::json::object> interface_doc;  // the stored interface `interface_id` names
+  // The server drew `id` (uuid::random, 122 random bits): no stored packet can have it, so the
+  // duplicate check's read is skipped (one RocksDB get per create). A client's id is checked.
+  bool id_generated = false;
 };
 
 // A create accepted but not written yet.

@@ -206,9 +206,13 @@ http_response create_packet(request_context& ctx) {
                    {"driver", nullptr}};
   field_reader in(*body);
   uuid id = uuid::random();
+  bool id_generated = true;
   if (in.has("id")) {
     auto given = in.nullable_uuid("id");
-    if (given && !given->is_nil()) id = *given;
+    if (given && !given->is_nil()) {
+      id = *given;
+      id_generated = false;
+    }
   }
   read_payload(in, *body, doc);
   std::optional<json::object> interface_doc;
@@ -216,7 +220,7 @@ http_response create_packet(request_context& ctx) {
   if (!t) return error_response(t.error());
   doc["id"] = id.str();
   auto pending = ctx.app.packet_writes.create(
-      {ctx.mandate(), std::move(*device), id, *t, std::move(doc), std::move(interface_doc)});
+      {ctx.mandate(), std::move(*device), id, *t, std::move(doc), std::move(interface_doc), id_generated});
   if (!pending) return error_response(packet_failure(pending.error(), id));
   // The answer goes out only once the packet is durable (group commit); no thread waits meanwhile.
   auto answer = single_response_text(pending->text);

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -42,6 +44,28 @@ TEST(time, leap_days_are_valid) {
 TEST(time, format_and_parse_round_trip) {
   const micros now = now_micros();
   EXPECT_EQ(parse_timestamp(format_iso(now)), now);
+}
+
+// format_iso writes digits by hand for years 0..9999; parse_timestamp reads them independently.
+TEST(time, every_instant_of_years_0_to_9999_formats_and_parses_back) {
+  constexpr micros first = -62'167'219'200'000'000;  // 0000-01-01T00:00:00Z
+  constexpr micros last = 253'402'300'799'999'999;   // 9999-12-31T23:59:59.999999Z
+  EXPECT_EQ(format_iso(first), "0000-01-01T00:00:00.000000Z");
+  EXPECT_EQ(format_iso(last), "9999-12-31T23:59:59.999999Z");
+  EXPECT_EQ(format_iso(951'782'400'000'000), "2000-02-29T00:00:00.000000Z");
+  std::uint64_t state = 0x9E3779B97F4A7C15;
+  for (int i = 0; i < 200'000; ++i) {
+    state = state * 6364136223846793005 + 1442695040888963407;
+    const micros t = first + static_cast<micros>((state >> 1) % static_cast<std::uint64_t>(last - first + 1));
+    const std::string text = format_iso(t);
+    ASSERT_EQ(text.size(), 27u) << t;
+    ASSERT_EQ(parse_timestamp(text), t) << text;
+  }
+}
+
+TEST(time, years_outside_0_to_9999_still_format) {
+  EXPECT_EQ(format_iso(-62'167'219'200'000'001), "-001-12-31T23:59:59.999999Z");
+  EXPECT_EQ(format_iso(253'402'300'800'000'000), "10000-01-01T00:00:00.000000Z");
 }
 
 }  // namespace fl
