@@ -70,7 +70,10 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   write->entry = {mandate, device_id, request.transceived_at, id};
   write->queued = queued;
   write->queued_at = now_micros();
-  if (queued) queue_.push(write->batch, write->entry, write->queued_at);
+  if (queued) {
+    queue_.push(write->batch, write->entry, write->queued_at);
+    parsing_.hand_over(write->entry, text);
+  }
   // Billing counts what was accepted, in the same write: a packet that is not stored is not counted.
   storage::counters(records_.db()).add(write->batch, mandate, storage::counter_kind::packets, write->queued_at);
   write->added = device_change(change_kind::packet_added, mandate, request.device, id,
@@ -86,6 +89,8 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
         // Published before parsing can start, so the packet comes before its readings in the feed.
         feed_.publish(std::move(write->added));
         if (write->queued) parsing_.queued(write->entry, write->queued_at);
+      } else if (write->queued) {
+        parsing_.forget_handover(write->entry.mandate, write->entry.packet);
       }
       done(ok);
     });
@@ -113,6 +118,7 @@ storage::result<void> packet_service::update(packet_edit edit, const json::objec
   packets_.erase(batch, edit.mandate_, edit.id_, stored.at, stored.doc);
   packets_.put(batch, edit.mandate_, edit.id_, {stored.at.device, transceived_at}, doc);
   if (auto done = packets_.commit(batch); !done) return done;
+  parsing_.forget_handover(edit.mandate_, edit.id_);  // a parse still to come reads the new document
   feed_.publish(device_change(change_kind::packet_updated, edit.mandate_, edit.device_, edit.id_, fl::to_json(doc)));
   return {};
 }
@@ -134,6 +140,7 @@ storage::result<void> packet_service::remove(packet_edit edit, bool remove_readi
   }
   if (auto done = packets_.commit(batch); !done) return done;
   parsing_.dequeued(entry);
+  parsing_.forget_handover(mandate, edit.id_);
   feed_.publish(device_change(change_kind::packet_deleted, mandate, edit.device_, edit.id_, stored.raw));
   return {};
 }

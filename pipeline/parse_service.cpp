@@ -40,6 +40,7 @@ parse_service::parse_service(storage::records& records, storage::wal_syncer& dur
       backlog_(queue_, config.batch_size, config.backlog_entries,
                {std::chrono::duration_cast<std::chrono::microseconds>(config.linger).count(),
                 std::chrono::duration_cast<std::chrono::microseconds>(config.quiet).count()}),
+      handover_(config.handover_bytes),
       share_(config.fairness) {}
 
 sandbox::worker_pool& parse_service::pool() {
@@ -140,6 +141,25 @@ void parse_service::queued(const storage::pending_parse& p, micros queued_at) {
     woken_ = true;
   }
   idle_.notify_all();
+}
+
+void parse_service::hand_over(const storage::pending_parse& p, std::string text) {
+  handover_.give(p.mandate, p.packet, {p.device, p.transceived_at}, std::move(text));
+}
+
+void parse_service::forget_handover(const uuid& mandate, const uuid& packet) {
+  (void)handover_.take(mandate, packet);
+}
+
+storage::result<std::optional<storage::stored_packet>> parse_service::load_packet(const storage::packets& store,
+                                                                                  const uuid& mandate,
+                                                                                  const uuid& packet) {
+  if (auto given = handover_.take(mandate, packet)) {
+    auto doc = storage::decode_document({}, given->text);
+    if (doc && *doc)
+      return std::optional<storage::stored_packet>{{given->at, std::move(**doc), std::move(given->text)}};
+  }
+  return store.find(mandate, packet);
 }
 
 void parse_service::dequeued(const storage::pending_parse& p) {
@@ -321,7 +341,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   std::vector<sandbox::packet_input> inputs;
   std::vector<std::size_t> input_of;  // loaded index -> inputs index (or npos)
   for (const auto& entry : items) {
-    auto found = packets.find(mandate, entry.packet);
+    auto found = load_packet(packets, mandate, entry.packet);
     if (!found) return found.error();
     loaded.push_back({entry, std::move(*found)});
     std::size_t slot = std::string::npos;

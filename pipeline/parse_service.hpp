@@ -26,6 +26,7 @@
 #include "core/service_threads.hpp"
 #include "pipeline/change_feed.hpp"
 #include "pipeline/fair_share.hpp"
+#include "pipeline/packet_handover.hpp"
 #include "pipeline/parse_backlog.hpp"
 #include "pipeline/parse_limits.hpp"
 #include "pipeline/parse_metrics.hpp"
@@ -56,8 +57,11 @@ struct parse_service_config {
   // Queued packets remembered in memory (pipeline/parse_backlog.hpp); past this a device's packets
   // are read from the store instead. ~64 bytes each.
   std::size_t backlog_entries = 500'000;  // default 500,000
-  fair_share_config fairness;             // worker-time shares, call sizing and back-off (fair_share.hpp)
-  std::filesystem::path runtime_ebin;     // default empty: sandbox::default_runtime_ebin()
+  // Text of accepted packets handed to the parse in memory instead of read back from the store
+  // (pipeline/packet_handover.hpp); past this the oldest are read from the store.
+  std::size_t handover_bytes = 16u << 20;  // default 16 MiB
+  fair_share_config fairness;              // worker-time shares, call sizing and back-off (fair_share.hpp)
+  std::filesystem::path runtime_ebin;      // default empty: sandbox::default_runtime_ebin()
 };
 
 // Whether the sandbox has shown that workers start here (parse_service::warm_up).
@@ -85,6 +89,13 @@ class parse_service {
   void stop();
   // After a write that queued a packet (storage::parse_queue::push): remember it, wake a thread.
   void queued(const storage::pending_parse& p, micros queued_at);
+  // A packet being created, with the document its write stores (`text`): its parse takes it from
+  // memory instead of reading it back. Given before the write, so that an update or delete (which
+  // can only follow the write) always finds it to forget.
+  void hand_over(const storage::pending_parse& p, std::string text);
+  // The packet's document changed or went (update, delete, a create that failed): a text handed
+  // over must not be parsed. Called after the write.
+  void forget_handover(const uuid& mandate, const uuid& packet);
   // After a write that removed queue entries (packet or device deleted).
   void dequeued(const storage::pending_parse& p);
   void device_removed(const uuid& mandate, const uuid& device);
@@ -145,6 +156,10 @@ class parse_service {
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;
+  // From the handover when it holds the packet, else from the store.
+  [[nodiscard]] storage::result<std::optional<storage::stored_packet>> load_packet(const storage::packets& store,
+                                                                                   const uuid& mandate,
+                                                                                   const uuid& packet);
   sandbox::worker_pool& pool();
 
   storage::records& records_;
@@ -153,6 +168,7 @@ class parse_service {
   parse_service_config config_;
   storage::parse_queue queue_;
   parse_backlog backlog_;  // guarded by mutex_
+  packet_handover handover_;
   fair_share share_;
   std::map<uuid, std::size_t> claimed_by_mandate_;  // guarded by mutex_: devices being parsed per mandate
   std::once_flag pool_started_;
