@@ -67,9 +67,12 @@ std::string random_hex(std::size_t size) {
 }
 
 std::string sha256(std::string_view data) {
+  // Fetched once: OpenSSL 3 looks EVP_sha256() up in its provider tables (locks included) on
+  // every use, which cost more than hashing a key (every request hashes the key it presents).
+  static EVP_MD* const algorithm = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+  if (!algorithm || EVP_Digest(data.data(), data.size(), digest, &length, algorithm, nullptr) != 1) {
     std::fputs("fieldline: SHA-256 unavailable\n", stderr);
     std::abort();
   }

@@ -5,6 +5,11 @@
 
 namespace fl {
 
+TEST(crypto, sha256_matches_fips_180_vectors) {
+  EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(to_hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
 TEST(crypto, hmac_sha256_matches_rfc_4231) {
   EXPECT_EQ(to_hex(hmac_sha256("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
