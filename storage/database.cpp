@@ -1,5 +1,8 @@
 #include "storage/database.hpp"
 
+#include <array>
+#include <atomic>
+
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/merge_operator.h>
@@ -135,8 +138,11 @@ std::string prefix_successor(std::string_view prefix) {
 struct write_batch::impl {
   rocksdb::WriteBatch batch;
   const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
-  rocksdb::Status status;  // first failure while building; reported by database::write
-  head_changes heads;      // what it does to families with a head prefix, for the head cache
+  rocksdb::Status status;      // first failure while building; reported by database::write
+  head_changes heads;          // what it does to families with a head prefix, for the head cache
+  std::uint32_t families = 0;  // bit per family it touches (database::version)
+
+  void touch(family f) { families |= 1u << static_cast<unsigned>(f); }
 
   // The family's handle, or null (and the batch refused) when it is not open: a retired family
   // after its upgrade. RocksDB would take a null handle for its default family.
@@ -156,16 +162,19 @@ write_batch::write_batch(write_batch&&) noexcept = default;
 write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 
 void write_batch::put(family f, std::string_view key, std::string_view value) {
+  impl_->touch(f);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Put(h, slice(key), slice(value)));
   if (spec_of(f).head_prefix != 0) impl_->heads.put(f, key, value);
 }
 
 void write_batch::add(family f, std::string_view key, std::int64_t n) {
+  impl_->touch(f);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Merge(h, slice(key), encode_counter(n)));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);  // the cache does not add: it forgets
 }
 
 void write_batch::erase(family f, std::string_view key) {
+  impl_->touch(f);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Delete(h, slice(key)));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);
 }
@@ -176,6 +185,7 @@ void write_batch::erase_prefix(family f, std::string_view prefix) {
     impl_->keep(rocksdb::Status::InvalidArgument("erase_prefix needs a non-empty bounded prefix"));
     return;
   }
+  impl_->touch(f);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.DeleteRange(h, slice(prefix), end));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase_prefix(f, prefix);
 }
@@ -237,6 +247,7 @@ void write_batch::append(const write_batch& other) {
   batch_copier copier(impl_->batch, *impl_->handles);
   impl_->keep(other.impl_->batch.Iterate(&copier));
   impl_->heads.append(other.impl_->heads);
+  impl_->families |= other.impl_->families;
 }
 
 // ---- database ----
@@ -245,8 +256,16 @@ struct database::impl {
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // indexed by family
   std::unique_ptr<head_cache> heads;
+  // Per family: how many writes that touch it have ended (version()).
+  std::array<std::atomic<std::uint64_t>, all_families.size()> finished{};
 
   rocksdb::ColumnFamilyHandle* handle(family f) const { return handles.at(static_cast<std::size_t>(f)); }
+  template <typename Visit>
+  static void each_family(std::uint32_t families, Visit visit) {
+    for (std::size_t f = 0; f < all_families.size(); ++f) {
+      if (families & (1u << f)) visit(f);
+    }
+  }
 
   ~impl() {
     for (auto* h : handles) {
@@ -384,14 +403,22 @@ result<void> database::write(write_batch& batch, durability d) {
   rocksdb::WriteOptions write_options;
   write_options.sync = d == durability::synced;
   const auto& heads = batch.impl_->heads;
+  const std::uint32_t families = batch.impl_->families;
   impl_->heads->begin(heads);  // no head of what it touches is filled until it is applied
   auto status = impl_->db->Write(write_options, &batch.impl_->batch);
   if (!status.ok()) {
     impl_->heads->abandon(heads);
-    return map_status(status, "write");
+  } else {
+    impl_->heads->apply(heads);  // readers may now see it in RocksDB: the cache follows
   }
-  impl_->heads->apply(heads);  // readers may now see it in RocksDB: the cache follows
+  // Counted once readers can see it (and when it failed: part of it may have reached the memtable).
+  impl::each_family(families, [&](std::size_t f) { ++impl_->finished[f]; });
+  if (!status.ok()) return map_status(status, "write");
   return {};
+}
+
+std::uint64_t database::version(family f) const {
+  return impl_->finished[static_cast<std::size_t>(f)].load();
 }
 
 result<void> database::sync_wal() {

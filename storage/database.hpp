@@ -77,6 +77,11 @@ class database {
   [[nodiscard]] write_batch batch() const;
   [[nodiscard]] result<std::optional<std::string>> get(family f, std::string_view key) const;
   [[nodiscard]] result<void> write(write_batch& batch, durability d);
+  // For caches of what is read from a family (records' documents): the number of writes touching
+  // `f` that have ended, counted once RocksDB shows them. A value read after version() returned n
+  // is current for as long as version() still returns n: any write that could have changed it
+  // ends (and counts) later.
+  [[nodiscard]] std::uint64_t version(family f) const;
   // Makes every write so far durable (fsync of the WAL). Safe to call while others write.
   [[nodiscard]] result<void> sync_wal();
   // Whether a family is open: always, except a retired one (column_families.hpp) that an older

@@ -36,11 +36,18 @@ result<boost::json::object> decode(std::string_view text) {
 }  // namespace
 
 result<std::optional<boost::json::object>> records::get(const record_address& at) const {
-  auto raw = db_.get(family::meta, record_key(at));
+  const std::string key = record_key(at);
+  // Taken before the read: a write that ends after it moves the version past `before`, so the
+  // entry stored below is never served once something may have changed it.
+  const std::uint64_t before = db_.version(family::meta);
+  if (auto cached = cache_.find(key, before)) return std::optional<boost::json::object>{std::move(*cached)};
+  auto raw = db_.get(family::meta, key);
   if (!raw) return raw.error();
   if (!*raw) return std::optional<boost::json::object>{};
   auto doc = decode(**raw);
   if (!doc) return doc.error();
+  // A write that ended meanwhile already outdated it: not worth keeping.
+  if (db_.version(family::meta) == before) cache_.store(key, before, *doc, (*raw)->size());
   return std::optional<boost::json::object>{std::move(*doc)};
 }
 

@@ -23,6 +23,7 @@
 #include "core/ids.hpp"
 #include "storage/database.hpp"
 #include "storage/key_layout.hpp"
+#include "storage/record_cache.hpp"
 
 namespace fl::storage {
 
@@ -48,6 +49,7 @@ class records {
   // fuzzer or benchmark that owns a throwaway database may ask for buffered commits.
   explicit records(database& db, durability commits = durability::synced) : db_(db), commits_(commits) {}
 
+  // Served from the document cache (record_cache.hpp) while the catalog is unchanged.
   [[nodiscard]] result<std::optional<boost::json::object>> get(const record_address& at) const;
   // All records of a kind in a mandate (under `parent` for nested kinds when it is not nil), in key order.
   [[nodiscard]] result<std::vector<boost::json::object>> list(record_kind kind, const uuid& mandate,
@@ -90,11 +92,15 @@ class records {
 
   [[nodiscard]] std::unique_lock<std::mutex> writer() { return std::unique_lock(write_mutex_); }
   [[nodiscard]] database& db() const { return db_; }
+  // How many get() calls the document cache answered, and the text it holds (metrics, tests).
+  [[nodiscard]] std::uint64_t cached_reads() const { return cache_.hits(); }
+  [[nodiscard]] std::size_t cached_bytes() const { return cache_.bytes(); }
 
  private:
   database& db_;
   durability commits_;
   std::mutex write_mutex_;
+  mutable record_cache cache_;
 };
 
 }  // namespace fl::storage

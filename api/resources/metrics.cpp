@@ -114,6 +114,11 @@ http_response show_metrics(request_context& ctx) {
   write_reparse(out, ctx.app.reparse.figures());
   write_storage(out, ctx.records().db().stats());
   write_head_cache(out, ctx.records().db().head_stats());
+  out.single_counter("fieldline_record_cache_hits_total",
+                     "Catalog reads (keys, mandates, devices, parsers) answered from memory.",
+                     num(ctx.records().cached_reads()));
+  out.single_gauge("fieldline_record_cache_bytes", "Catalog documents held in memory.",
+                   num(ctx.records().cached_bytes()));
   http_response answer;
   answer.body = out.take();
   answer.content_type = std::string(metrics::exposition::content_type);

@@ -143,6 +143,18 @@ TEST_F(metrics_route, a_second_page_of_a_devices_readings_is_read_from_the_head_
   EXPECT_TRUE(sample_value(after, "fieldline_head_cache_refused_fills_total"));
 }
 
+// The same device's second request finds its mandate and device documents in memory.
+TEST_F(metrics_route, a_devices_catalog_documents_are_read_from_memory_the_second_time) {
+  const std::vector<std::pair<std::string, std::string>> auth{{"x-api-key", key_}};
+  EXPECT_EQ(client_->request("GET", "/api/v1/devices/" + device_, {}, auth).status, 200);
+  const auto before = scrape_text();
+  EXPECT_EQ(client_->request("GET", "/api/v1/devices/" + device_, {}, auth).status, 200);
+  const auto after = scrape_text();
+  EXPECT_GE(sample_sum(after, "fieldline_record_cache_hits_total"),
+            sample_sum(before, "fieldline_record_cache_hits_total") + 1);
+  EXPECT_GT(sample_sum(after, "fieldline_record_cache_bytes"), 0);
+}
+
 TEST_F(metrics_route, a_caller_that_is_not_local_needs_the_superadmin_key) {
   // A proxy on this machine forwards others' requests from loopback: not a local caller.
   for (const char* header : {"x-forwarded-for", "forwarded", "x-real-ip"}) {

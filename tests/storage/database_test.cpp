@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <vector>
+
 #include <fstream>
 
 #include "storage/engine_stats.hpp"
@@ -29,6 +32,40 @@ TEST(database, batch_survives_reopen) {
   EXPECT_EQ(*db->get(family::meta, "a"), std::optional<std::string>("1"));
   EXPECT_EQ(*db->get(family::packets, std::string(32, 'p') + "x"), std::optional<std::string>("2"));
   EXPECT_EQ(*db->get(family::meta, "missing"), std::nullopt);
+}
+
+// The contract record_cache relies on: a family's version moves with every write that touches it
+// (put, erase, add, range erase, a batch merged into another), and only with those.
+TEST(database, a_familys_version_moves_with_every_write_that_touches_it_and_no_other) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  const auto write = [&](const std::function<void(write_batch&)>& fill) {
+    auto batch = db->batch();
+    fill(batch);
+    ASSERT_TRUE(db->write(batch, durability::buffered));
+  };
+  auto v = db->version(family::meta);
+  write([](write_batch& b) { b.put(family::packets, std::string(32, 'p'), "x"); });
+  EXPECT_EQ(db->version(family::meta), v);
+  for (const auto& touch : std::vector<std::function<void(write_batch&)>>{
+           [](write_batch& b) { b.put(family::meta, "a", "1"); },
+           [](write_batch& b) { b.erase(family::meta, "a"); },
+           [](write_batch& b) { b.erase_prefix(family::meta, "a"); },
+           [&](write_batch& b) {
+             auto other = db->batch();
+             other.put(family::meta, "b", "2");
+             b.put(family::jobs, "j", "");
+             b.append(other);
+           },
+       }) {
+    write(touch);
+    EXPECT_GT(db->version(family::meta), v);
+    v = db->version(family::meta);
+  }
+  const auto counters = db->version(family::counters);
+  write([](write_batch& b) { b.add(family::counters, "c", 1); });
+  EXPECT_GT(db->version(family::counters), counters);
+  EXPECT_EQ(db->version(family::meta), v);
 }
 
 TEST(database, stats_report_sizes_and_no_stalls_on_a_quiet_database) {

@@ -1,0 +1,49 @@
+#include "storage/record_cache.hpp"
+
+namespace fl::storage {
+
+std::optional<boost::json::object> record_cache::find(std::string_view key, std::uint64_t version) {
+  std::shared_ptr<const boost::json::object> doc;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return std::nullopt;
+    if (it->second.version != version) {  // written since: never served again
+      drop(it);
+      return std::nullopt;
+    }
+    doc = it->second.doc;
+    ++hits_;
+  }
+  return *doc;  // copied outside the lock; the entry may be dropped meanwhile, the copy stays
+}
+
+void record_cache::store(std::string_view key, std::uint64_t version, const boost::json::object& doc,
+                         std::size_t bytes) {
+  if (bytes > limits_.max_document_bytes || bytes > limits_.max_bytes) return;
+  auto copy = std::make_shared<const boost::json::object>(doc);
+  std::lock_guard lock(mutex_);
+  if (auto old = entries_.find(key); old != entries_.end()) drop(old);
+  while (bytes_ + bytes > limits_.max_bytes && !oldest_first_.empty()) drop(entries_.find(oldest_first_.front()));
+  oldest_first_.emplace_back(key);
+  bytes_ += bytes;
+  entries_.emplace(std::string(key), entry{version, std::move(copy), bytes, std::prev(oldest_first_.end())});
+}
+
+void record_cache::drop(entries::iterator it) {
+  bytes_ -= it->second.bytes;
+  oldest_first_.erase(it->second.age);
+  entries_.erase(it);
+}
+
+std::uint64_t record_cache::hits() const {
+  std::lock_guard lock(mutex_);
+  return hits_;
+}
+
+std::size_t record_cache::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+}  // namespace fl::storage
