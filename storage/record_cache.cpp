@@ -8,8 +8,10 @@ std::optional<boost::json::object> record_cache::find(std::string_view key, std:
     std::lock_guard lock(mutex_);
     auto it = entries_.find(key);
     if (it == entries_.end()) return std::nullopt;
-    if (it->second.version != version) {  // written since: never served again
-      drop(it);
+    if (it->second.version != version) {
+      // Older than the caller's version: written since, never served again. Newer: the caller
+      // took its version before a write another reader already saw; the entry stays.
+      if (it->second.version < version) drop(it);
       return std::nullopt;
     }
     doc = it->second.doc;
@@ -23,7 +25,10 @@ void record_cache::store(std::string_view key, std::uint64_t version, const boos
   if (bytes > limits_.max_document_bytes || bytes > limits_.max_bytes) return;
   auto copy = std::make_shared<const boost::json::object>(doc);
   std::lock_guard lock(mutex_);
-  if (auto old = entries_.find(key); old != entries_.end()) drop(old);
+  if (auto old = entries_.find(key); old != entries_.end()) {
+    if (old->second.version > version) return;  // a later read already stored what is current
+    drop(old);
+  }
   while (bytes_ + bytes > limits_.max_bytes && !oldest_first_.empty()) drop(entries_.find(oldest_first_.front()));
   oldest_first_.emplace_back(key);
   bytes_ += bytes;

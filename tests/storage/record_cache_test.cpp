@@ -128,6 +128,17 @@ TEST(record_cache, an_entry_of_an_older_version_is_never_served) {
   EXPECT_EQ(cache.bytes(), 0u);
 }
 
+// A reader that took its version before a write must not push out what a later reader stored.
+TEST(record_cache, a_reader_with_an_older_version_keeps_a_newer_entry) {
+  record_cache cache;
+  cache.store("k", 2, {{"v", 2}}, 10);
+  EXPECT_FALSE(cache.find("k", 1));
+  cache.store("k", 1, {{"v", 1}}, 10);
+  auto current = cache.find("k", 2);
+  ASSERT_TRUE(current);
+  EXPECT_EQ(current->at("v"), 2);
+}
+
 TEST(record_cache, documents_past_the_bound_push_out_the_oldest_and_large_ones_are_not_kept) {
   record_cache cache({.max_bytes = 100, .max_document_bytes = 40});
   cache.store("a", 1, {{"v", 1}}, 40);
