@@ -163,6 +163,37 @@ TEST_F(parsing, a_packet_deleted_before_its_parse_makes_no_reading) {
   EXPECT_EQ(made[0].at("data").at("v"), 6);
 }
 
+// Hostile: another mandate's key posts a packet with the id of this mandate's packet while it waits
+// for its parse. The handover is per mandate: each parse reads its own mandate's payload.
+TEST_F(parsing, another_mandate_reusing_a_waiting_packets_id_does_not_take_its_payload) {
+  auto mine = send("05", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(mine.status, 200) << mine.text;
+  const std::string other = make_mandate("Other", json::array{"api_packets_writeable"});
+  const std::string other_key = make_key(other, "admin");
+  auto parser = call("POST", "/admin/v1/mandates/" + other + "/parsers", superadmin_,
+                     json::object{{"parser", json::object{{"name", "p"}, {"language", "ex"}, {"code", parser_code}}}});
+  ASSERT_EQ(parser.status, 201) << parser.text;
+  const std::string other_device = make_device(other_key, "meter", make_folder(other_key, "F"));
+  ASSERT_EQ(call("PATCH", "/api/v1/devices/" + other_device, other_key,
+                 json::object{{"device", json::object{{"parser_id", parser.id()}}}})
+                .status,
+            200);
+  auto theirs = call("POST", "/api/v1/devices/" + other_device + "/packets", other_key,
+                     json::object{{"packet", json::object{{"id", mine.id()},
+                                                          {"payload_encoding", "binary"},
+                                                          {"payload", "09"},
+                                                          {"transceived_at", "2024-05-01T10:00:00Z"}}}});
+  ASSERT_EQ(theirs.status, 200) << theirs.text;
+  parse_all();
+  auto made = readings();
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].at("data").at("v"), 5);
+  auto their_readings = call("GET", "/api/v1/devices/" + other_device + "/readings", other_key);
+  ASSERT_EQ(their_readings.status, 200) << their_readings.text;
+  ASSERT_EQ(their_readings.data().as_array().size(), 1u);
+  EXPECT_EQ(their_readings.data().as_array()[0].at("data").at("v"), 9);
+}
+
 TEST_F(parsing, deleting_a_packet_with_remove_readings_removes_its_readings) {
   auto kept = send("01", "2024-05-01T10:00:00Z");
   auto dropped = send("02", "2024-05-01T10:01:00Z");
