@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -69,6 +70,103 @@ TEST(wal_syncer, handed_over_batches_are_written_durable_and_told_each_its_own_o
   auto db = database::open({.dir = dir.path()});
   ASSERT_TRUE(db);
   for (int i = 0; i < 300; ++i) EXPECT_TRUE((*db)->get(family::meta, "c" + std::to_string(i))->has_value());
+}
+
+TEST(wal_syncer, a_batch_written_through_it_is_visible_on_return_and_durable_after_a_later_after_sync) {
+  testing::temp_dir dir;
+  {
+    auto db = database::open({.dir = dir.path()});
+    ASSERT_TRUE(db);
+    wal_syncer syncer(**db);
+    for (int i = 0; i < 50; ++i) {
+      auto batch = (*db)->batch();
+      batch.put(family::meta, "w" + std::to_string(i), "v");
+      ASSERT_TRUE(syncer.write(std::move(batch)));
+      EXPECT_TRUE((*db)->get(family::meta, "w" + std::to_string(i))->has_value());
+    }
+    std::promise<bool> durable;
+    syncer.after_sync([&](bool ok) { durable.set_value(ok); });
+    EXPECT_TRUE(durable.get_future().get());
+  }
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  for (int i = 0; i < 50; ++i) EXPECT_TRUE((*db)->get(family::meta, "w" + std::to_string(i))->has_value());
+}
+
+TEST(wal_syncer, a_batch_that_cannot_be_written_fails_its_writer_alone) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  wal_syncer syncer(**db);
+  std::vector<std::thread> writers;
+  std::atomic<int> written{0};
+  for (int t = 0; t < 4; ++t)
+    writers.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto batch = (*db)->batch();
+        batch.put(family::meta, "t" + std::to_string(t) + "/" + std::to_string(i), "v");
+        if (syncer.write(std::move(batch))) ++written;
+      }
+    });
+  for (int i = 0; i < 20; ++i) {
+    auto broken = (*db)->batch();
+    broken.erase_prefix(family::meta, "");  // refused when written
+    auto refused = syncer.write(std::move(broken));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, errc::invalid);
+  }
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(written.load(), 200);
+}
+
+// The writer thread hands what it wrote to the fsync thread; stopping must let the writer finish
+// before the fsync thread leaves, or commits handed over last would never hear back.
+TEST(wal_syncer, commits_handed_over_just_before_it_stops_are_all_told_and_durable) {
+  testing::temp_dir dir;
+  std::atomic<int> told{0}, durable{0};
+  {
+    auto db = database::open({.dir = dir.path()});
+    ASSERT_TRUE(db);
+    {
+      wal_syncer syncer(**db);
+      for (int i = 0; i < 2000; ++i) {
+        auto batch = (*db)->batch();
+        batch.put(family::meta, "s" + std::to_string(i), "v");
+        syncer.commit(std::move(batch), [&](bool ok) {
+          ++told;
+          if (ok) ++durable;
+        });
+      }
+    }  // stops at once
+    EXPECT_EQ(told.load(), 2000);
+    EXPECT_EQ(durable.load(), 2000);
+  }
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  for (int i = 0; i < 2000; ++i) EXPECT_TRUE((*db)->get(family::meta, "s" + std::to_string(i))->has_value());
+}
+
+TEST(wal_syncer, commits_are_told_in_the_order_they_were_handed_over) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  wal_syncer syncer(**db);
+  std::mutex order_mutex;
+  std::vector<int> order;
+  std::promise<void> last;
+  for (int i = 0; i < 500; ++i) {
+    auto batch = (*db)->batch();
+    batch.put(family::meta, "o" + std::to_string(i), "v");
+    syncer.commit(std::move(batch), [&, i](bool) {
+      std::lock_guard lock(order_mutex);
+      order.push_back(i);
+      if (i == 499) last.set_value();
+    });
+  }
+  last.get_future().get();
+  std::lock_guard lock(order_mutex);
+  ASSERT_EQ(order.size(), 500u);
+  for (int i = 0; i < 500; ++i) EXPECT_EQ(order[static_cast<std::size_t>(i)], i);
 }
 
 }  // namespace fl::storage
