@@ -18,6 +18,7 @@
 
 #include "storage/engine_stats.hpp"
 #include "storage/head_cache.hpp"
+#include "storage/insert_hints.hpp"
 #include "storage/layout_upgrade.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -91,6 +92,22 @@ class int64_add : public rocksdb::AssociativeMergeOperator {
   const char* Name() const override { return "fieldline.int64_add"; }
 };
 
+// A family's insert hints for RocksDB (insert_hints.hpp).
+class insert_hints final : public rocksdb::SliceTransform {
+ public:
+  explicit insert_hints(family f) : family_(f) {}
+  const char* Name() const override { return "fieldline.insert_hints"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return {key.data(), insert_hint_prefix(family_, {key.data(), key.size()})};
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return insert_hint_prefix(family_, {key.data(), key.size()}) > 0;
+  }
+
+ private:
+  family family_;
+};
+
 rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions options;
   rocksdb::BlockBasedTableOptions table;
@@ -103,6 +120,9 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
     options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
   }
   options.compression = rocksdb::kLZ4Compression;
+  // Each hint is a skip list position in the memtable's arena (with a small map entry), so hints
+  // count towards the memtable's size and go with its flush: bounded by write_buffer_size.
+  options.memtable_insert_with_hint_prefix_extractor = std::make_shared<insert_hints>(spec.id);
   if (spec.adds) options.merge_operator = std::make_shared<int64_add>();
   return options;
 }
