@@ -10,7 +10,7 @@ namespace json = boost::json;
 pipeline::packet_result<pipeline::pending_packet> prepare(pipeline::packet_service& packets, intake_packet packet) {
   const micros now = unique_now_micros();
   const micros at = packet.transceived_at.value_or(now);
-  const uuid id = packet.id.value_or(uuid::random());
+  const uuid id = packet.id.value_or(uuid::time_ordered(now));  // as the REST create's (packets.cpp)
   json::object doc{{"id", id.str()},
                    {"device_id", packet.device.at("id")},
                    {"interface_id", packet.interface_doc.at("id")},

@@ -90,10 +90,11 @@ std::vector<storage::new_reading> readings_of(const sandbox::parse_outcome& outc
   if (outcome.kind != sandbox::outcome_kind::ok) return out;
   for (const auto& r : outcome.readings) {
     storage::new_reading n;
-    n.id = uuid::random();
     n.packet = origin.packet;
     n.measured_at = r.measured_at.value_or(origin.transceived_at);
     n.inserted_at = std::max(origin.inserted_at, unique_now_micros());  // unique: see unique_now_micros
+    // Time-ordered, so the reading id index is written in key order (storage/insert_hints.hpp).
+    n.id = uuid::time_ordered(n.inserted_at);
     json::value location = nullptr;
     if (r.location)
       location = json::object{{"type", "Point"}, {"coordinates", json::array{r.location->first, r.location->second}}};

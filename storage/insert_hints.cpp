@@ -17,12 +17,15 @@ std::uint8_t kind_of(std::string_view key) {
 
 std::size_t index_hint(std::string_view key) {
   switch (kind_of(key)) {
+    case byte_of(index_kind::packet):         // | packet id: time-ordered when the server drew it
+    case byte_of(index_kind::reading_by_id):  // | reading id: always time-ordered (parse_records.cpp)
+      return kind_at + 1;
     case byte_of(index_kind::packets_by_inserted):  // | device | newest-first inserted_at, id
       return kind_at + 1 + id_bytes;
     case byte_of(index_kind::readings_by_inserted):  // | device | generation | newest-first inserted_at, id
     case byte_of(index_kind::readings_of_packet):    // | device | generation | packet | reading: one device's range
       return kind_at + 1 + id_bytes + 8;
-    default:  // by id, slugs, key hashes, members: no order of arrival
+    default:  // slugs, key hashes, members: no order of arrival
       return 0;
   }
 }

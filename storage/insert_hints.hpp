@@ -3,8 +3,9 @@
 // next to each other) within it. RocksDB keeps, per such prefix, the skip list position of the
 // last insert (`memtable_insert_with_hint_prefix_extractor`), so the next insert of that prefix
 // walks a few nodes instead of searching the whole memtable from its top: a device's packets,
-// readings and queue entries arrive in time order, each next to the one before. Keys with no such
-// order (an id index) have no prefix: a hint per random id would cost memory and save nothing.
+// readings and queue entries arrive in time order, each next to the one before, and so do the ids
+// the server draws (UUIDv7) in the id indexes. Keys with no such order (slugs, key hashes) have
+// no prefix: a hint per key would cost memory and save nothing.
 // Only the group commit's single writer uses the hints (RocksDB ignores them in concurrent
 // inserts); they change where a search starts, never what is stored.
 #include <cstddef>

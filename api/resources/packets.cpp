@@ -205,7 +205,9 @@ http_response create_packet(request_context& ctx) {
                    {"skip_parsers", false},  {"skip_rules", false},           {"is_meta", false},
                    {"driver", nullptr}};
   field_reader in(*body);
-  uuid id = uuid::random();
+  // Time-ordered (UUIDv7): the ids the server draws arrive in key order in the packet id index,
+  // so their inserts take the memtable's insert hint (storage/insert_hints.hpp).
+  uuid id = uuid::time_ordered(now);
   bool id_generated = true;
   if (in.has("id")) {
     auto given = in.nullable_uuid("id");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,16 @@ TEST_F(packets, every_encoding_is_validated_and_binary_is_uppercase_hex) {
         json::object{{"payload_encoding", "none"}, {"skip_parsers", "yes"}}}) {
     EXPECT_EQ(create(bad).status, 422) << json::serialize(bad);
   }
+}
+
+// Server-drawn ids are UUIDv7 (time first), so the packet id index is written in key order
+// (storage/insert_hints.hpp); the random part keeps them unguessable.
+TEST_F(packets, ids_the_server_draws_are_time_ordered_uuids) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(create({{"payload_encoding", "none"}}).id());
+  for (const auto& id : ids) EXPECT_EQ(id[14], '7') << id;  // the version nibble
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
 }
 
 TEST_F(packets, caller_chosen_ids_are_unique) {

@@ -99,20 +99,43 @@ TEST(profile_writes, refusals_are_noted_on_the_packet) {
 
 namespace fl::testing {
 
-// Readings of one packet (and of one commit) used to share inserted_at: a client resuming with
-// `?after=<inserted_at of the last reading seen>` would skip the others.
-TEST(readings_of, every_reading_gets_its_own_inserted_at_not_before_the_commits) {
+// Three readings of one packet, parsed now.
+std::vector<storage::new_reading> three_readings(micros* inserted_at) {
   sandbox::parse_outcome outcome;
   outcome.readings.resize(3);
   const pipeline::reading_origin origin{uuid::random(), uuid::random(), uuid::random(), 1000, now_micros()};
-  const auto readings = pipeline::readings_of(outcome, origin);
+  *inserted_at = origin.inserted_at;
+  return pipeline::readings_of(outcome, origin);
+}
+
+// Readings of one packet (and of one commit) used to share inserted_at: a client resuming with
+// `?after=<inserted_at of the last reading seen>` would skip the others.
+TEST(readings_of, every_reading_gets_its_own_inserted_at_not_before_the_commits) {
+  micros origin = 0;
+  const auto readings = three_readings(&origin);
   ASSERT_EQ(readings.size(), 3u);
   for (std::size_t i = 0; i < readings.size(); ++i) {
-    EXPECT_GE(readings[i].inserted_at, origin.inserted_at);
+    EXPECT_GE(readings[i].inserted_at, origin);
     if (i > 0) {
       EXPECT_LT(readings[i - 1].inserted_at, readings[i].inserted_at);
     }
     EXPECT_EQ(readings[i].doc.at("inserted_at"), json::value(format_iso(readings[i].inserted_at)));
+  }
+}
+
+// Reading ids are UUIDv7 drawn from their inserted_at: the reading id index is written in key
+// order (storage/insert_hints.hpp).
+TEST(readings_of, reading_ids_are_time_ordered_from_their_inserted_at) {
+  micros origin = 0;
+  const auto readings = three_readings(&origin);
+  ASSERT_EQ(readings.size(), 3u);
+  for (std::size_t i = 0; i < readings.size(); ++i) {
+    const std::string id = readings[i].id.str();
+    EXPECT_EQ(id[14], '7') << id;
+    EXPECT_EQ(readings[i].doc.at("id"), json::value(id));
+    if (i > 0) {
+      EXPECT_LT(readings[i - 1].id.str(), id);
+    }
   }
 }
 

@@ -54,11 +54,15 @@ TEST(insert_hints, a_devices_time_ordered_keys_share_the_prefix_up_to_their_time
             41u);
 }
 
+TEST(insert_hints, the_id_indexes_share_one_hint_per_mandate_for_the_time_ordered_ids_the_server_draws) {
+  const uuid id = uuid::time_ordered(1'800'000'000'000'000);
+  EXPECT_EQ(insert_hint_prefix(family::index, index_key(index_kind::packet, std::move(key_builder{}.id(id)))), 17u);
+  EXPECT_EQ(insert_hint_prefix(family::index, index_key(index_kind::reading_by_id, std::move(key_builder{}.id(id)))),
+            17u);
+}
+
 TEST(insert_hints, keys_without_an_order_of_arrival_take_no_hint) {
   const uuid id = uuid::random();
-  EXPECT_EQ(insert_hint_prefix(family::index, index_key(index_kind::packet, std::move(key_builder{}.id(id)))), 0u);
-  EXPECT_EQ(insert_hint_prefix(family::index, index_key(index_kind::reading_by_id, std::move(key_builder{}.id(id)))),
-            0u);
   EXPECT_EQ(insert_hint_prefix(family::index, index_key(index_kind::key_hash, std::move(key_builder{}.id(id)))), 0u);
   EXPECT_EQ(
       insert_hint_prefix(family::meta, key_builder{}.id(mandate).byte(byte_of(record_kind::device)).id(device).take()),
