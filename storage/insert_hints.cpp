@@ -23,7 +23,7 @@ std::size_t index_hint(std::string_view key) {
     case byte_of(index_kind::packets_by_inserted):  // | device | newest-first inserted_at, id
       return kind_at + 1 + id_bytes;
     case byte_of(index_kind::readings_by_inserted):  // | device | generation | newest-first inserted_at, id
-    case byte_of(index_kind::readings_of_packet):    // | device | generation | packet | reading: one device's range
+    case byte_of(index_kind::readings_of_packet):    // | device | generation | packet (UUIDv7 if drawn here) | reading
       return kind_at + 1 + id_bytes + 8;
     default:  // slugs, key hashes, members: no order of arrival
       return 0;

@@ -98,11 +98,11 @@ std::vector<wal_syncer::to_tell> wal_syncer::write_round(std::vector<handed_over
   if (!outcome) spdlog::error("group commit write failed: {}", outcome.error().message);
   std::vector<to_tell> later;
   for (std::size_t i = 0; i < writes.size(); ++i) {
-    const bool ok = included[i] && outcome;
-    // Writers waiting for visibility only go on now, while the WAL is synced.
+    // Writers waiting for visibility only go on now, while the WAL is synced; each learns why
+    // its batch was not written (its own, or the round's write failing).
     if (writes[i].written)
-      writes[i].written(ok ? outcome : result<void>(error{errc::invalid, "the batch could not be built"}));
-    if (writes[i].done) later.push_back({std::move(writes[i].done), ok});
+      writes[i].written(included[i] ? outcome : result<void>(error{errc::invalid, "the batch could not be built"}));
+    if (writes[i].done) later.push_back({std::move(writes[i].done), included[i] && outcome});
   }
   return later;
 }
