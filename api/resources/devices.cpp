@@ -423,21 +423,27 @@ struct stream_reader_state {
 
 }  // namespace
 
-chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devices, chunk_reader read) {
+source_gate reader_gate(const request_context& ctx, std::vector<uuid> devices) {
   auto state = std::make_shared<stream_reader_state>(
       stream_reader_state{ctx.app, ctx.mandate(), std::string(ctx.secret), ctx.app.principals.generation(),
                           ctx.caller.access, ctx.caller.rules});
-  return [state, devices = std::move(devices), read = std::move(read)](
-             std::size_t i, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
+  return [state, devices = std::move(devices)](std::size_t i) -> storage::result<bool> {
     state->check_key();
-    if (state->revoked) return storage::ordered_chunk{};
-    if (state->access == role::member) {
-      auto doc = state->app.records.get({record_kind::device, state->mandate, devices[i]});
-      if (!doc) return doc.error();
-      if (!*doc || !state->rules ||
-          !state->rules->allows(pipeline::resource_type::device, pipeline::operation::read, **doc))
-        return storage::ordered_chunk{};
-    }
+    if (state->revoked) return false;
+    if (state->access != role::member) return true;
+    auto doc = state->app.records.get({record_kind::device, state->mandate, devices[i]});
+    if (!doc) return doc.error();
+    return *doc && state->rules &&
+           state->rules->allows(pipeline::resource_type::device, pipeline::operation::read, **doc);
+  };
+}
+
+chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devices, chunk_reader read) {
+  return [gate = reader_gate(ctx, std::move(devices)), read = std::move(read)](
+             std::size_t i, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
+    auto open = gate(i);
+    if (!open) return open.error();
+    if (!*open) return storage::ordered_chunk{};
     return read(i, o);
   };
 }

@@ -44,6 +44,9 @@ class readable_devices {
 // every source. For member keys each chunk also checks the device as stored now against the
 // current rules, so a device renamed out of reach ends its source (at most one chunk later).
 [[nodiscard]] chunk_reader rechecked_reader(const request_context& ctx, std::vector<uuid> devices, chunk_reader read);
+// The same check on its own, for merged_items to ask every so many items of device `i` whatever
+// the size of its reads (NDJSON streams).
+[[nodiscard]] source_gate reader_gate(const request_context& ctx, std::vector<uuid> devices);
 
 // Stored devices as REST shows them (folders and interfaces filled in), in the same order.
 [[nodiscard]] api_result<std::vector<boost::json::object>> render_devices(request_context& ctx,

@@ -12,6 +12,14 @@ merged_items::merged_items(std::size_t sources, storage::scan_options base, chun
   for (auto& s : sources_) s.resume = base_.after;
 }
 
+merged_items::merged_items(std::size_t sources, storage::scan_options base, chunk_reader read, std::size_t chunk,
+                           source_gate gate, std::size_t check_every)
+    : merged_items(sources, std::move(base), std::move(read), chunk) {
+  gate_ = std::move(gate);
+  check_every_ = std::max<std::size_t>(check_every, 1);
+  for (auto& s : sources_) s.since_check = check_every_;  // asked before the first item
+}
+
 bool merged_items::before(const storage::ordered_item& a, const storage::ordered_item& b) const {
   const auto ka = std::tie(a.t, a.id), kb = std::tie(b.t, b.id);
   return base_.descending ? ka > kb : ka < kb;
@@ -29,6 +37,20 @@ api_result<void> merged_items::refill(std::size_t i) {
   s.head = 0;
   if (!s.buffer.empty()) s.resume = std::pair{s.buffer.back().t, s.buffer.back().id};
   return {};
+}
+
+api_result<bool> merged_items::still_open(std::size_t i) {
+  auto& s = sources_[i];
+  if (!gate_ || s.since_check < check_every_) return true;
+  s.since_check = 0;
+  auto open = checked(gate_(i));
+  if (!open) return open.error();
+  if (!*open) {
+    s.buffer = {};
+    s.head = 0;
+    s.exhausted = true;
+  }
+  return *open;
 }
 
 api_result<storage::ordered_item*> merged_items::next() {
@@ -54,11 +76,18 @@ api_result<storage::ordered_item*> merged_items::next() {
       std::push_heap(heap_.begin(), heap_.end(), later);
     }
   }
-  if (heap_.empty()) return nullptr;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const std::size_t i = heap_.back();
-  heap_.pop_back();
+  std::size_t i = 0;
+  while (true) {
+    if (heap_.empty()) return nullptr;
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    i = heap_.back();
+    heap_.pop_back();
+    auto open = still_open(i);
+    if (!open) return open.error();
+    if (*open) break;
+  }
   auto& s = sources_[i];
+  ++s.since_check;
   auto* item = &s.buffer[s.head++];
   if (s.empty() && !s.exhausted) {
     drained_ = i;  // read again at the next call, when `item` is no longer needed

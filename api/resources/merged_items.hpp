@@ -14,10 +14,16 @@ namespace fl::api {
 // Reads one chunk of source `i` with the given options (limit, resume point, window, filter).
 using chunk_reader =
     std::function<storage::result<storage::ordered_chunk>(std::size_t source, const storage::scan_options& options)>;
+// Whether the items of source `i` may still be handed out (false: the source ends there).
+using source_gate = std::function<storage::result<bool>(std::size_t source)>;
 
 class merged_items {
  public:
   merged_items(std::size_t sources, storage::scan_options base, chunk_reader read, std::size_t chunk);
+  // With a gate, asked before a source's first item and then every `check_every` of its items, so
+  // how often it is asked does not depend on how many items a read fetches.
+  merged_items(std::size_t sources, storage::scan_options base, chunk_reader read, std::size_t chunk, source_gate gate,
+               std::size_t check_every);
 
   // The next item in order, valid (and free to move from) until the next call; nullptr when every
   // source is exhausted. Items stay in the chunk they were read in: a stream moves no item.
@@ -31,13 +37,18 @@ class merged_items {
     [[nodiscard]] const storage::ordered_item& first() const { return buffer[head]; }
     std::optional<std::pair<micros, uuid>> resume;
     bool exhausted = false;
+    std::size_t since_check = 0;  // items handed out since the gate was last asked
   };
   [[nodiscard]] bool before(const storage::ordered_item& a, const storage::ordered_item& b) const;
   [[nodiscard]] api_result<void> refill(std::size_t source);
+  // False when the gate ended the source (its buffer dropped).
+  [[nodiscard]] api_result<bool> still_open(std::size_t source);
 
   storage::scan_options base_;
   chunk_reader read_;
   std::size_t chunk_;
+  source_gate gate_;
+  std::size_t check_every_ = 0;
   std::vector<source> sources_;
   std::vector<std::size_t> heap_;  // sources with a buffered item, ordered by their first item
   bool started_ = false;

@@ -12,7 +12,13 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t stream_chunk_items = 256;       // read per device per refill (few devices)
+// Read per device per refill (few devices). Each refill is a new RocksDB iterator and seek, which
+// re-reads and decompresses the block it lands in: at 256 items that was ~9% of a stream's thread
+// (docs/BENCHMARKS.md). 2,048 items of ~250 bytes stay well inside a stream's constant memory.
+constexpr std::size_t stream_chunk_items = 2048;
+// How often a stream asks whether its caller may still read a device: what a revoked caller can
+// still receive, per device, independent of the refill size above.
+constexpr std::size_t stream_check_items = 256;
 constexpr std::size_t buffered_items = 16'384;        // at most this many items held across all devices
 constexpr std::size_t stream_piece_bytes = 64 << 10;  // one HTTP chunk
 
@@ -105,7 +111,8 @@ http_response answer_list(const ordered_list& list, list_mode mode, std::chrono:
   auto options = unparsed(list.options);
   options.cache = storage::cache_use::bypass;  // a stream walks a history: keep the cache for pages
   auto items = std::make_unique<merged_items>(list.sources, std::move(options), list.read,
-                                              chunk_for(list.sources, stream_chunk_items));
+                                              chunk_for(list.sources, stream_chunk_items), list.gate,
+                                              chunk_for(list.sources, stream_check_items));
   // The first item is read here, so a failure before the first byte is a normal JSON error.
   auto first = items->next();
   if (!first) return error_response(first.error());

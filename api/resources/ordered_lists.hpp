@@ -13,6 +13,7 @@ enum class list_mode { page, stream };
 struct ordered_list {
   std::size_t sources = 0;
   chunk_reader read;
+  source_gate gate;               // streams: whether the caller may still read device i (none: always)
   storage::scan_options options;  // direction, time window, filter, resume point
   std::size_t limit = 10;         // page size (pages only)
 };

@@ -166,7 +166,7 @@ http_response packets_list(request_context& ctx, const std::vector<uuid>& device
     return app.packets.page(mandate, devices[i], o);
   };
   // A stream outlives its request: it stops reading what the caller may no longer read.
-  if (mode == list_mode::stream) list.read = rechecked_reader(ctx, devices, std::move(list.read));
+  if (mode == list_mode::stream) list.gate = reader_gate(ctx, devices);
   return answer_list(list, mode, *timeout);
 }
 

@@ -110,7 +110,7 @@ http_response readings_list(request_context& ctx, const std::vector<uuid>& devic
     return app.readings.page(mandate, devices[i], generations[i], order, o);
   };
   // A stream outlives its request: it stops reading what the caller may no longer read.
-  if (mode == list_mode::stream) list.read = rechecked_reader(ctx, devices, std::move(list.read));
+  if (mode == list_mode::stream) list.gate = reader_gate(ctx, devices);
   return answer_list(list, mode, *timeout);
 }
 

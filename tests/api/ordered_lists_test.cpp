@@ -3,6 +3,7 @@
 // failures before are JSON errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <thread>
 
@@ -126,6 +127,76 @@ TEST(ordered_lists, a_page_reads_each_device_once) {
   auto r = api::answer_list(list, api::list_mode::page);
   EXPECT_EQ(json::parse(r.body).at("body").as_array().size(), 10u);
   EXPECT_EQ(reads, 1);  // limit + 1 items in one read, no extra chunk for the "more follow" check
+}
+
+namespace {
+
+// A device with `count` items at times base, base + 1, ...: what a read after `o.after` returns.
+storage::ordered_chunk counted_items(std::size_t count, micros base, const storage::scan_options& o) {
+  storage::ordered_chunk out;
+  for (auto t = o.after ? o.after->first + 1 : base; t < base + static_cast<micros>(count) && out.size() < o.limit; ++t)
+    add(out, {t, uuid::random(), R"({"n":)" + std::to_string(t) + "}"});
+  return out;
+}
+
+std::size_t lines_of(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+}  // namespace
+
+TEST(ordered_lists, a_stream_asks_its_gate_every_256_items_of_a_device_however_much_it_reads_at_once) {
+  std::size_t largest_read = 0;
+  int asked = 0;
+  api::ordered_list list;
+  list.sources = 1;
+  list.options.descending = false;
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
+    largest_read = std::max(largest_read, o.limit);
+    return counted_items(5000, 0, o);
+  };
+  list.gate = [&](std::size_t) -> storage::result<bool> { return ++asked < 3; };  // revoked at the third question
+  auto r = api::answer_list(list, api::list_mode::stream);
+  ASSERT_TRUE(r.stream);
+  const auto text = drain(r);
+  EXPECT_EQ(lines_of(text), 512u);  // asked before item 0, 256 and 512
+  EXPECT_EQ(asked, 3);
+  EXPECT_GT(largest_read, 256u);  // reads fetch more than the gate lets through between questions
+}
+
+TEST(ordered_lists, a_gate_that_closes_one_device_leaves_the_others_streaming) {
+  api::ordered_list list;
+  list.sources = 2;
+  list.options.descending = false;
+  list.read = [&](std::size_t i, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
+    return counted_items(1000, i == 0 ? 0 : 100'000, o);
+  };
+  list.gate = [](std::size_t i) -> storage::result<bool> { return i == 1; };
+  auto r = api::answer_list(list, api::list_mode::stream);
+  ASSERT_TRUE(r.stream);
+  const auto text = drain(r);
+  EXPECT_EQ(lines_of(text), 1000u);
+  EXPECT_EQ(json::parse(text.substr(0, text.find('\n'))).at("n"), 100'000);
+}
+
+TEST(ordered_lists, a_gate_that_fails_mid_stream_ends_it_with_an_error_line) {
+  int asked = 0;
+  api::ordered_list list;
+  list.sources = 1;
+  list.options.descending = false;
+  list.read = [&](std::size_t, const storage::scan_options& o) -> storage::result<storage::ordered_chunk> {
+    return counted_items(5000, 0, o);
+  };
+  list.gate = [&](std::size_t) -> storage::result<bool> {
+    if (++asked > 1) return storage::error{storage::errc::io, "disk on fire"};
+    return true;
+  };
+  auto r = api::answer_list(list, api::list_mode::stream);
+  ASSERT_TRUE(r.stream);
+  const auto text = drain(r);
+  EXPECT_EQ(lines_of(text), 257u);  // 256 items, then the error
+  EXPECT_TRUE(text.ends_with("{\"error\":\"internal storage error\",\"ok\":false}\n"))
+      << text.substr(text.size() - 200);
 }
 
 }  // namespace fl::testing
