@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <system_error>
+#include <utility>
 
 #include "api/bootstrap.hpp"
 #include "api/router.hpp"
@@ -15,8 +17,24 @@ namespace fl::fuzz {
 
 namespace {
 
+// The fuzzer's data directory, removed when the process exits normally (libFuzzer's exit() at the
+// end of -max_total_time or -runs runs static destructors). Declared first in `state`, so it goes
+// after the database that lives in it; a crash leaves it for the finding's post-mortem.
+struct scratch_dir {
+  std::filesystem::path path;
+  scratch_dir() = default;
+  scratch_dir(scratch_dir&& other) noexcept : path(std::exchange(other.path, {})) {}
+  scratch_dir& operator=(scratch_dir&&) = delete;
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  ~scratch_dir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
 struct state {
-  std::filesystem::path dir;
+  scratch_dir dir;
   std::unique_ptr<storage::database> db;
   std::unique_ptr<storage::records> records;
   std::unique_ptr<api::app_context> app;
@@ -36,13 +54,13 @@ std::string call_for_id(state& s, const std::string& method, const std::string& 
 state& instance() {
   static state s = [] {
     state st;
-    st.dir = std::filesystem::temp_directory_path() / ("fieldline-fuzz-" + uuid::random().str());
-    auto opened = storage::database::open({.dir = st.dir});
+    st.dir.path = std::filesystem::temp_directory_path() / ("fieldline-fuzz-" + uuid::random().str());
+    auto opened = storage::database::open({.dir = st.dir.path});
     if (!opened) __builtin_trap();
     st.db = std::move(*opened);
     st.records = std::make_unique<storage::records>(*st.db, storage::durability::buffered);
-    api::ensure_superadmin_key(*st.records, st.dir);
-    std::ifstream(st.dir / "superadmin.key") >> st.w.superadmin_key;
+    api::ensure_superadmin_key(*st.records, st.dir.path);
+    std::ifstream(st.dir.path / "superadmin.key") >> st.w.superadmin_key;
     // No rate limit in the way of millions of calls.
     st.app = std::make_unique<api::app_context>(*st.records, api::rate_policy{1'000'000'000, 1000});
     st.router = std::make_unique<api::router>(*st.app);
