@@ -67,7 +67,7 @@ result<ordered_chunk> collect(const database& db, family f, const std::string& p
   }
   const std::size_t p = prefix.size();
   ordered_chunk out;
-  out.reserve(std::min<std::size_t>(q.limit, 1024));  // chunks are read whole: no regrowth moves
+  out.reserve(std::min<std::size_t>(q.limit, 4096));  // chunks are read whole (a stream's: 2,048): no regrowth moves
   std::optional<error> failed;
   std::optional<std::string> loaded;
   auto scanned = db.scan_from(
