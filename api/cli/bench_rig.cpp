@@ -1,11 +1,18 @@
 #include "api/cli/bench_rig.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -24,11 +31,74 @@ namespace fl::cli {
 namespace json = boost::json;
 using clock = std::chrono::steady_clock;
 
+namespace {
+
+// Scratch directories alive now: what an interrupted benchmark removes before it dies (a stream
+// benchmark's holds a million readings; Ctrl-C used to leave it in /tmp).
+std::mutex live_mutex;
+std::set<std::filesystem::path>& live_dirs() {
+  static std::set<std::filesystem::path> dirs;
+  return dirs;
+}
+
+int stop_pipe[2] = {-1, -1};
+
+// Async-signal-safe: only hands the signal to the thread below.
+extern "C" void on_stop_signal(int sig) {
+  const auto byte = static_cast<unsigned char>(sig);
+  const int saved = errno;
+  (void)!::write(stop_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+// SIGINT, SIGTERM and SIGHUP (unless ignored) remove the live scratch directories, then end the process as the
+// signal would have (handlers are not inherited across exec: wrk, nginx and the sandbox keep the
+// default). RocksDB may still be writing into a directory as it goes, hence a few attempts.
+void remove_scratch_dirs_on_stop_signals() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (::pipe2(stop_pipe, O_CLOEXEC) != 0) return;
+    std::thread([] {
+      unsigned char sig = 0;
+      while (::read(stop_pipe[0], &sig, 1) < 0 && errno == EINTR) {
+      }
+      {
+        std::lock_guard lock(live_mutex);
+        for (const auto& dir : live_dirs()) {
+          std::error_code ignored;
+          for (int attempt = 0; attempt < 5 && std::filesystem::exists(dir, ignored); ++attempt)
+            std::filesystem::remove_all(dir, ignored);
+        }
+      }
+      std::signal(sig, SIG_DFL);
+      std::raise(sig);
+    }).detach();
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction before {};
+      // One its parent chose to ignore (a background job's SIGINT, nohup's SIGHUP) stays ignored.
+      if (::sigaction(sig, nullptr, &before) == 0 && before.sa_handler == SIG_IGN) continue;
+      ::sigaction(sig, &action, nullptr);
+    }
+  });
+}
+
+}  // namespace
+
 scratch_dir::scratch_dir()
     : path(std::filesystem::temp_directory_path() / ("fieldline-bench-" + uuid::random().str())) {
+  remove_scratch_dirs_on_stop_signals();  // the first scratch directory of a benchmark arms it
   std::filesystem::create_directories(path);
+  std::lock_guard lock(live_mutex);
+  live_dirs().insert(path);
 }
 scratch_dir::~scratch_dir() {
+  {
+    std::lock_guard lock(live_mutex);
+    live_dirs().erase(path);
+  }
   std::error_code ignored;
   std::filesystem::remove_all(path, ignored);
 }
