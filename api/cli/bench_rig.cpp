@@ -51,17 +51,20 @@ extern "C" void on_stop_signal(int sig) {
   errno = saved;
 }
 
-// SIGINT, SIGTERM and SIGHUP (unless ignored) remove the live scratch directories, then end the process as the
-// signal would have (handlers are not inherited across exec: wrk, nginx and the sandbox keep the
-// default). RocksDB may still be writing into a directory as it goes, hence a few attempts.
+// SIGINT, SIGTERM and SIGHUP (unless ignored) remove the live scratch directories, then end the
+// process as the signal would have (handlers are not inherited across exec: wrk, nginx and the
+// sandbox keep the default). RocksDB may still be writing into a directory as it goes, hence a few
+// attempts.
 void remove_scratch_dirs_on_stop_signals() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (::pipe2(stop_pipe, O_CLOEXEC) != 0) return;
     std::thread([] {
       unsigned char sig = 0;
-      while (::read(stop_pipe[0], &sig, 1) < 0 && errno == EINTR) {
+      ssize_t got = 0;
+      while ((got = ::read(stop_pipe[0], &sig, 1)) < 0 && errno == EINTR) {
       }
+      if (got != 1) return;  // the pipe failed: no signal to act on
       {
         std::lock_guard lock(live_mutex);
         for (const auto& dir : live_dirs()) {
