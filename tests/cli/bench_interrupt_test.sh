@@ -5,7 +5,7 @@
 set -um  # job control: the benchmark gets its own process group and keeps SIGINT, as in a terminal
 bin=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$tmp.log"' EXIT
 # TMPDIR keeps its directories apart.
 TMPDIR=$tmp "$bin" bench query --seconds 30 --stream-readings 20000 > "$tmp.log" 2>&1 &
 pid=$!
