@@ -113,6 +113,7 @@ class subscriber_set {
     wait_quiet(std::chrono::milliseconds(500));
   }
   [[nodiscard]] std::size_t frames() const { return frames_; }
+  [[nodiscard]] std::size_t size() const { return subs_.size(); }  // sockets upgraded
   [[nodiscard]] std::size_t closed() const { return closed_; }
   [[nodiscard]] double seconds() const {
     std::lock_guard lock(mutex_);
@@ -258,7 +259,7 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
                         R"({"packet":{"payload_encoding":"binary","payload":"08FC17700BB8","meta":{"frame_port":1}}})"};
   };
   // Warm-up as in bench ingest: workers booted and the parser compiled before the clock starts.
-  if (run_load(server.port(), connections, connections, headers, post).failures ||
+  if (run_load(server.port(), connections, connections, headers, post).failures || !server.wait_for_answers(0) ||
       !server.app().parsing.wait_idle(std::chrono::minutes(1)))
     throw std::runtime_error("warm-up failed");
 
@@ -278,8 +279,11 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
 
   // One phase: wrk POSTs for `seconds`, then until parsed; with `subs` attached, until their frames
   // stopped coming.
+  // Before the packets stored are counted and after each run, the load's last requests are answered
+  // and parsed: one still committing when the subscribers join would bring them frames not owed.
   const auto phase = [&](subscriber_set* subs, const std::function<std::size_t()>& owed) {
     push_run r;
+    const std::size_t held_open = subs ? subs->size() : 0;
     const double cpu_before = process_cpu_seconds();
     const auto start = clock::now();
     const auto load = run_wrk({.url = "http://127.0.0.1:" + std::to_string(server.port()) + targets[0],
@@ -290,6 +294,7 @@ push_phases measure(std::size_t seconds, std::size_t connections, std::size_t de
     r.failures = load.failures();
     r.accept_p50_ms = load.p50_ms;
     r.accept_p99_ms = load.p99_ms;
+    if (!server.wait_for_answers(held_open)) throw std::runtime_error("wrk's last requests were not answered");
     if (!server.app().parsing.wait_idle(std::chrono::minutes(10))) throw std::runtime_error("parsing did not finish");
     const std::size_t packets = std::max<std::size_t>(r.packets, 1);
     r.ingested_per_s = static_cast<double>(packets) / std::chrono::duration<double>(clock::now() - start).count();

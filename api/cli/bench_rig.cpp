@@ -150,6 +150,15 @@ void bench_server::settle_storage() {
   spdlog::warn("bench: RocksDB still compacting after 2 minutes; measuring anyway (figures may be low)");
 }
 
+bool bench_server::wait_for_answers(std::size_t connections) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (server_->open_connections() > connections) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 std::pair<std::string, std::string> bench_server::tenant() {
   const auto mandate = call("POST", "/admin/v1/mandates", superadmin,
                             R"({"mandate":{"name":"Bench","features":["api_packets_writeable"]}})");

@@ -58,6 +58,10 @@ class bench_server {
   // Waits (up to two minutes) until RocksDB runs no flush or compaction and owes none: data seeded
   // just before a measurement would otherwise be compacted on the same cores while it runs.
   void settle_storage();
+  // Waits (up to a minute) until at most `connections` are open: every request a load generator
+  // sent before it exited has been answered (wrk stops without reading the answers in flight, and
+  // their packets may still be committing). False on timeout.
+  [[nodiscard]] bool wait_for_answers(std::size_t connections);
 
   std::string superadmin;
 

@@ -99,6 +99,10 @@ std::uint16_t http_server::port() const {
   return impl_->incoming.port();
 }
 
+std::size_t http_server::open_connections() const {
+  return impl_->registry.open_connections();
+}
+
 void http_server::run(bool handle_signals) {
   std::optional<asio::signal_set> signals;
   if (handle_signals) {

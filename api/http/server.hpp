@@ -62,6 +62,10 @@ class http_server {
   // Port 0 picks a free port; port() tells which.
   void listen(const std::string& host, std::uint16_t port);
   [[nodiscard]] std::uint16_t port() const;
+  // Connections open now (HTTP and websocket), thread-safe. One whose client went away still counts
+  // until the request it was serving is answered: a load generator's last requests are done once
+  // this is back to what was open before it.
+  [[nodiscard]] std::size_t open_connections() const;
   // Serves until stop() or, when `handle_signals`, SIGINT/SIGTERM. Returns after the drain.
   void run(bool handle_signals);
   // Thread-safe; starts the graceful drain.

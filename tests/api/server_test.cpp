@@ -12,6 +12,7 @@
 
 #include "api/http/client.hpp"
 #include "support/api_fixture.hpp"
+#include "support/eventually.hpp"
 #include "support/raw_connection.hpp"
 
 namespace fl::testing {
@@ -95,6 +96,22 @@ TEST_F(server, honours_connection_close) {
   EXPECT_EQ(res.header("connection"), "close");
   c.request("GET", "/admin/v1/mandates", {}, {{"x-api-key", superadmin_}});
   EXPECT_EQ(c.connections(), 2);
+}
+
+// What bench push waits on before counting what was stored (the load's last requests answered).
+TEST_F(server, open_connections_counts_each_connection_until_it_is_closed) {
+  EXPECT_EQ(server_->open_connections(), 0u);
+  auto idle = std::make_unique<raw_connection>(server_->port());
+  ASSERT_TRUE(idle->send(list_mandates()));
+  ASSERT_EQ(idle->read_response(5s).status, 200);
+  auto busy = std::make_unique<raw_connection>(server_->port());
+  begin_request(*busy);
+  EXPECT_EQ(server_->open_connections(), 2u);
+  finish_request(*busy);
+  busy.reset();
+  EXPECT_TRUE(eventually([&] { return server_->open_connections() == 1; }, 5s));
+  idle.reset();
+  EXPECT_TRUE(eventually([&] { return server_->open_connections() == 0; }, 5s));
 }
 
 TEST_F(server, rejects_body_over_limit_with_413_json) {
