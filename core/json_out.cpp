@@ -141,36 +141,54 @@ void append_json(std::string& out, const boost::json::value& v) {
     case boost::json::kind::string:
       append_json_string(out, v.get_string());
       break;
-    case boost::json::kind::array: {
-      out.push_back('[');
-      bool first = true;
-      for (const auto& item : v.get_array()) {
-        if (!first) out.push_back(',');
-        first = false;
-        append_json(out, item);
-      }
-      out.push_back(']');
+    case boost::json::kind::array:
+      append_json(out, v.get_array());
       break;
-    }
-    case boost::json::kind::object: {
-      out.push_back('{');
-      bool first = true;
-      for (const auto& [key, item] : v.get_object()) {
-        if (!first) out.push_back(',');
-        first = false;
-        append_json_string(out, key);
-        out.push_back(':');
-        append_json(out, item);
-      }
-      out.push_back('}');
+    case boost::json::kind::object:
+      append_json(out, v.get_object());
       break;
-    }
   }
+}
+
+void append_json(std::string& out, const boost::json::array& a) {
+  out.push_back('[');
+  bool first = true;
+  for (const auto& item : a) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json(out, item);
+  }
+  out.push_back(']');
+}
+
+void append_json(std::string& out, const boost::json::object& o) {
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [key, item] : o) {
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(out, key);
+    out.push_back(':');
+    append_json(out, item);
+  }
+  out.push_back('}');
 }
 
 std::string to_json(const boost::json::value& v) {
   std::string out;
   append_json(out, v);
+  return out;
+}
+
+std::string to_json(const boost::json::object& o) {
+  std::string out;
+  append_json(out, o);
+  return out;
+}
+
+std::string to_json(const boost::json::array& a) {
+  std::string out;
+  append_json(out, a);
   return out;
 }
 

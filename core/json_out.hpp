@@ -9,8 +9,14 @@
 namespace fl {
 
 void append_json(std::string& out, const boost::json::value& v);
+// An object or array written as is: passed where a value is expected it would first be copied
+// whole into a new value (a packet document per ingested packet, twice, before these existed).
+void append_json(std::string& out, const boost::json::object& o);
+void append_json(std::string& out, const boost::json::array& a);
 void append_json_string(std::string& out, std::string_view s);
 void append_json_double(std::string& out, double d);
 [[nodiscard]] std::string to_json(const boost::json::value& v);
+[[nodiscard]] std::string to_json(const boost::json::object& o);
+[[nodiscard]] std::string to_json(const boost::json::array& a);
 
 }  // namespace fl

@@ -63,4 +63,18 @@ TEST(json_out, output_parses_back_to_the_same_value) {
   EXPECT_EQ(boost::json::parse(to_json(value)), value);
 }
 
+// The object and array overloads (no copy into a value) write what the value writer writes.
+TEST(json_out, an_object_or_array_writes_as_the_value_holding_it) {
+  const auto value = boost::json::parse(R"({"t":2.5e-7,"s":"a\"b","n":[1,{"z":23.5}],"e":{}})");
+  const auto& object = value.get_object();
+  EXPECT_EQ(to_json(object), to_json(value));
+  EXPECT_EQ(to_json(object), R"({"t":2.5e-07,"s":"a\"b","n":[1,{"z":23.5}],"e":{}})");
+  const auto& array = object.at("n").get_array();
+  EXPECT_EQ(to_json(array), R"([1,{"z":23.5}])");
+  std::string appended = "x";
+  append_json(appended, array);
+  append_json(appended, object.at("e").get_object());
+  EXPECT_EQ(appended, R"(x[1,{"z":23.5}]{})");
+}
+
 }  // namespace fl
