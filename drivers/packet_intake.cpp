@@ -25,8 +25,8 @@ pipeline::packet_result<pipeline::pending_packet> prepare(pipeline::packet_servi
                    {"is_meta", false},
                    {"driver", packet.driver}};
   if (packet.packet_type) doc["packet_type"] = *packet.packet_type;
-  return packets.create({packet.mandate, std::move(packet.device), id, at, std::move(doc),
-                         std::move(packet.interface_doc), !packet.id.has_value()});
+  return packets.create({packet.mandate, std::make_shared<const json::object>(std::move(packet.device)), id, at,
+                         std::move(doc), std::move(packet.interface_doc), !packet.id.has_value()});
 }
 
 void intake(pipeline::packet_service& packets, intake_packet packet,

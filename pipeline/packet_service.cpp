@@ -45,9 +45,10 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   const uuid& mandate = request.mandate;
   const uuid& id = request.id;
   json::object& doc = request.doc;
-  const uuid device_id = *uuid::parse(request.device.at("id").as_string());
+  if (!request.device) return packet_errc::no_device;
+  const uuid device_id = *uuid::parse(request.device->at("id").as_string());
   // Parsed off the request path when the device has a parser; otherwise the status says why not.
-  const bool queued = wants_parsing(doc) && has_parser(request.device);
+  const bool queued = wants_parsing(doc) && has_parser(*request.device);
   if (queued) {
     mark_pending(doc);
   } else {
@@ -76,7 +77,7 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   }
   // Billing counts what was accepted, in the same write: a packet that is not stored is not counted.
   storage::counters(records_.db()).add(write->batch, mandate, storage::counter_kind::packets, write->queued_at);
-  write->added = device_change(change_kind::packet_added, mandate, request.device, id,
+  write->added = device_change(change_kind::packet_added, mandate, *request.device, id,
                                pushed_packet(text, doc, request.interface_doc));
   // The group-commit thread writes the batch and fsyncs the WAL once for every create in flight;
   // the packet is parsed, published and answered only once it is durable. No thread waits meanwhile.

@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -38,7 +39,9 @@ using packet_result = service_result<T, packet_errc>;
 // A validated create.
 struct packet_create {
   uuid mandate;
-  boost::json::object device;  // the stored device: its parser decides the parse status, its folders the change's
+  // The stored device (the catalog cache's, shared): its parser decides the parse status, its
+  // folders the change's.
+  std::shared_ptr<const boost::json::object> device;
   uuid id;
   micros transceived_at = 0;
   boost::json::object doc;                           // the packet as validated (its parse status is set here)

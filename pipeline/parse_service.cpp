@@ -318,12 +318,13 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
 
-  auto device_doc = records_.get({record_kind::device, mandate, device_id});
+  // Shared with the catalog cache, not copied (the parser's code can be long): only read here.
+  auto device_doc = records_.get_shared({record_kind::device, mandate, device_id});
   if (!device_doc) return device_doc.error();
-  std::optional<json::object> parser;
+  std::shared_ptr<const json::object> parser;
   std::optional<uuid> parser_id = *device_doc ? uuid_field(**device_doc, "parser_id") : std::nullopt;
   if (parser_id) {
-    auto found = records_.get({record_kind::parser, mandate, *parser_id});
+    auto found = records_.get_shared({record_kind::parser, mandate, *parser_id});
     if (!found) return found.error();
     parser = std::move(*found);
     // A paused parser's packets wait (the parse service's own threads only: a reparse is an

@@ -34,10 +34,12 @@ class record_cache {
  public:
   explicit record_cache(record_cache_limits limits = {}) : limits_(limits) {}
 
-  // The document at `key` if it was stored under `version`.
-  [[nodiscard]] std::optional<boost::json::object> find(std::string_view key, std::uint64_t version);
+  // The document at `key` if it was stored under `version` (else null). Shared, never changed: an
+  // entry dropped meanwhile leaves the caller's document as it was.
+  [[nodiscard]] std::shared_ptr<const boost::json::object> find(std::string_view key, std::uint64_t version);
   // `bytes`: the size of the stored text (what the bound counts).
-  void store(std::string_view key, std::uint64_t version, const boost::json::object& doc, std::size_t bytes);
+  void store(std::string_view key, std::uint64_t version, std::shared_ptr<const boost::json::object> doc,
+             std::size_t bytes);
 
   [[nodiscard]] std::uint64_t hits() const;
   [[nodiscard]] std::size_t bytes() const;

@@ -36,19 +36,27 @@ result<boost::json::object> decode(std::string_view text) {
 }  // namespace
 
 result<std::optional<boost::json::object>> records::get(const record_address& at) const {
+  auto shared = get_shared(at);
+  if (!shared) return shared.error();
+  if (!*shared) return std::optional<boost::json::object>{};
+  return std::optional<boost::json::object>{**shared};
+}
+
+result<std::shared_ptr<const boost::json::object>> records::get_shared(const record_address& at) const {
   const std::string key = record_key(at);
   // Taken before the read: a write that ends after it moves the version past `before`, so the
   // entry stored below is never served once something may have changed it.
   const std::uint64_t before = db_.version(family::meta);
-  if (auto cached = cache_.find(key, before)) return std::optional<boost::json::object>{std::move(*cached)};
+  if (auto cached = cache_.find(key, before)) return cached;
   auto raw = db_.get(family::meta, key);
   if (!raw) return raw.error();
-  if (!*raw) return std::optional<boost::json::object>{};
+  if (!*raw) return std::shared_ptr<const boost::json::object>{};
   auto doc = decode(**raw);
   if (!doc) return doc.error();
+  auto shared = std::make_shared<const boost::json::object>(std::move(*doc));
   // A write that ended meanwhile already outdated it: not worth keeping.
-  if (db_.version(family::meta) == before) cache_.store(key, before, *doc, (*raw)->size());
-  return std::optional<boost::json::object>{std::move(*doc)};
+  if (db_.version(family::meta) == before) cache_.store(key, before, shared, (*raw)->size());
+  return shared;
 }
 
 result<std::vector<boost::json::object>> records::list(record_kind kind, const uuid& mandate,

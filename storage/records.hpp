@@ -13,6 +13,7 @@
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,6 +52,9 @@ class records {
 
   // Served from the document cache (record_cache.hpp) while the catalog is unchanged.
   [[nodiscard]] result<std::optional<boost::json::object>> get(const record_address& at) const;
+  // The same document without a copy of its own (null when there is none): the cache's, shared
+  // and never changed. For hot paths that only read it (every ingested packet reads its device).
+  [[nodiscard]] result<std::shared_ptr<const boost::json::object>> get_shared(const record_address& at) const;
   // All records of a kind in a mandate (under `parent` for nested kinds when it is not nil), in key order.
   [[nodiscard]] result<std::vector<boost::json::object>> list(record_kind kind, const uuid& mandate,
                                                               const uuid& parent = uuid::nil()) const;

@@ -329,18 +329,25 @@ http_response save_device(request_context& ctx, json::object doc, const json::ob
 
 }  // namespace
 
-api_result<json::object> find_device_record(request_context& ctx, std::string_view id_or_slug);
+api_result<std::shared_ptr<const json::object>> find_device_record(request_context& ctx, std::string_view id_or_slug);
 
-api_result<json::object> find_device(request_context& ctx, std::string_view id_or_slug,
-                                     std::optional<pipeline::operation> op) {
+api_result<std::shared_ptr<const json::object>> find_device_shared(request_context& ctx, std::string_view id_or_slug,
+                                                                   std::optional<pipeline::operation> op) {
   auto doc = find_device_record(ctx, id_or_slug);
   if (!doc) return doc;
-  if (auto refused = ctx.refuse_unless(pipeline::resource_type::device, op.value_or(ctx.implied_operation()), *doc))
+  if (auto refused = ctx.refuse_unless(pipeline::resource_type::device, op.value_or(ctx.implied_operation()), **doc))
     return *refused;
   return doc;
 }
 
-api_result<json::object> find_device_record(request_context& ctx, std::string_view id_or_slug) {
+api_result<json::object> find_device(request_context& ctx, std::string_view id_or_slug,
+                                     std::optional<pipeline::operation> op) {
+  auto doc = find_device_shared(ctx, id_or_slug, op);
+  if (!doc) return doc.error();
+  return json::object(**doc);
+}
+
+api_result<std::shared_ptr<const json::object>> find_device_record(request_context& ctx, std::string_view id_or_slug) {
   std::optional<uuid> id = uuid::parse(id_or_slug);
   if (!id) {
     auto owner = checked(ctx.records().find_slug(record_kind::device, ctx.mandate(), id_or_slug));
@@ -348,18 +355,18 @@ api_result<json::object> find_device_record(request_context& ctx, std::string_vi
     id = *owner;
   }
   if (!id) return not_found("device");
-  auto doc = checked(ctx.records().get({record_kind::device, ctx.mandate(), *id}));
+  auto doc = checked(ctx.records().get_shared({record_kind::device, ctx.mandate(), *id}));
   if (!doc) return doc.error();
   if (!*doc) {
     // A slug may look like a uuid; try it as a slug before giving up.
     auto owner = checked(ctx.records().find_slug(record_kind::device, ctx.mandate(), id_or_slug));
     if (!owner) return owner.error();
     if (!*owner) return not_found("device");
-    doc = checked(ctx.records().get({record_kind::device, ctx.mandate(), **owner}));
+    doc = checked(ctx.records().get_shared({record_kind::device, ctx.mandate(), **owner}));
     if (!doc) return doc.error();
     if (!*doc) return not_found("device");
   }
-  return std::move(**doc);
+  return std::move(*doc);
 }
 
 api_result<std::vector<json::object>> render_devices(request_context& ctx, std::vector<json::object> docs) {
@@ -711,9 +718,9 @@ http_response delete_interface(request_context& ctx) {
 api_result<std::vector<uuid>> route_devices(request_context& ctx) {
   for (const auto& [name, value] : ctx.params) {
     if (name == "device") {
-      auto device = find_device(ctx, value);
+      auto device = find_device_shared(ctx, value);
       if (!device) return device.error();
-      return std::vector<uuid>{*uuid::parse(device->at("id").as_string())};
+      return std::vector<uuid>{*uuid::parse((*device)->at("id").as_string())};
     }
     if (name == "selector") return select_devices(ctx, value, ctx.param("identifier"));
     if (name == "tag") return folder_devices(ctx, value);

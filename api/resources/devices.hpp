@@ -10,6 +10,10 @@ namespace fl::api {
 // on it (default: what the request implies, reading or updating); returns the stored record.
 [[nodiscard]] api_result<boost::json::object> find_device(request_context& ctx, std::string_view id_or_slug,
                                                           std::optional<pipeline::operation> op = std::nullopt);
+// The same, without a copy of the record: the catalog cache's document, shared and never changed
+// (storage::records::get_shared). For the per-request paths that only read it (packet create, pages).
+[[nodiscard]] api_result<std::shared_ptr<const boost::json::object>> find_device_shared(
+    request_context& ctx, std::string_view id_or_slug, std::optional<pipeline::operation> op = std::nullopt);
 
 // Ids of the devices a `by-<type>/<identifier>` selector or a folder (id or slug) names, leaving
 // out those the caller may not read (or, for writes, update).

@@ -83,13 +83,20 @@ api_result<std::vector<json::object>> all_mandates(storage::records& records) {
 
 }  // namespace
 
-api_result<json::object> find_mandate(storage::records& records, std::string_view id_text) {
+api_result<std::shared_ptr<const json::object>> find_mandate_shared(storage::records& records,
+                                                                    std::string_view id_text) {
   auto id = uuid::parse(id_text);
   if (!id) return not_found("mandate");
-  auto doc = checked(records.get({record_kind::mandate, uuid::nil(), *id}));
+  auto doc = checked(records.get_shared({record_kind::mandate, uuid::nil(), *id}));
   if (!doc) return doc.error();
   if (!*doc) return not_found("mandate");
-  return std::move(**doc);
+  return std::move(*doc);
+}
+
+api_result<json::object> find_mandate(storage::records& records, std::string_view id_text) {
+  auto doc = find_mandate_shared(records, id_text);
+  if (!doc) return doc.error();
+  return json::object(**doc);
 }
 
 api_result<uuid> path_mandate(request_context& ctx) {

@@ -11,6 +11,9 @@ inline constexpr std::string_view feature_api_packets_writeable = "api_packets_w
 
 // 404 unless `id_text` names an existing mandate.
 [[nodiscard]] api_result<boost::json::object> find_mandate(storage::records& records, std::string_view id_text);
+// The same, the catalog cache's document shared instead of copied (read per packet created).
+[[nodiscard]] api_result<std::shared_ptr<const boost::json::object>> find_mandate_shared(storage::records& records,
+                                                                                         std::string_view id_text);
 // The id of the mandate named by the route's :mandate_id; 404 unless it exists.
 [[nodiscard]] api_result<uuid> path_mandate(request_context& ctx);
 [[nodiscard]] bool has_feature(const boost::json::object& mandate, std::string_view feature);

@@ -19,9 +19,9 @@ using storage::record_kind;
 namespace {
 
 api_result<void> require_writeable(request_context& ctx) {
-  auto mandate = find_mandate(ctx.records(), ctx.mandate().str());
+  auto mandate = find_mandate_shared(ctx.records(), ctx.mandate().str());
   if (!mandate) return mandate.error();
-  if (!has_feature(*mandate, feature_api_packets_writeable))
+  if (!has_feature(**mandate, feature_api_packets_writeable))
     return forbidden("packet writes need the mandate feature api_packets_writeable");
   return {};
 }
@@ -194,15 +194,23 @@ http_response show_packet(request_context& ctx) {
 
 http_response create_packet(request_context& ctx) {
   if (auto w = require_writeable(ctx); !w) return error_response(w.error());
-  auto device = find_device(ctx, ctx.param("device"));
+  auto device = find_device_shared(ctx, ctx.param("device"));
   if (!device) return error_response(device.error());
   auto body = parse_wrapped_body(ctx.request.body, "packet");
   if (!body) return error_response(body.error());
   const micros now = unique_now_micros();  // inserted_at: unique, see unique_now_micros
-  json::object doc{{"id", nullptr},          {"device_id", device->at("id")}, {"interface_id", nullptr},
-                   {"packet_type", nullptr}, {"payload_encoding", nullptr},   {"payload", nullptr},
-                   {"meta", json::object{}}, {"transceived_at", nullptr},     {"inserted_at", format_iso(now)},
-                   {"skip_parsers", false},  {"skip_rules", false},           {"is_meta", false},
+  json::object doc{{"id", nullptr},
+                   {"device_id", (*device)->at("id")},
+                   {"interface_id", nullptr},
+                   {"packet_type", nullptr},
+                   {"payload_encoding", nullptr},
+                   {"payload", nullptr},
+                   {"meta", json::object{}},
+                   {"transceived_at", nullptr},
+                   {"inserted_at", format_iso(now)},
+                   {"skip_parsers", false},
+                   {"skip_rules", false},
+                   {"is_meta", false},
                    {"driver", nullptr}};
   field_reader in(*body);
   // Time-ordered (UUIDv7): the ids the server draws arrive in key order in the packet id index,
@@ -218,7 +226,7 @@ http_response create_packet(request_context& ctx) {
   }
   read_payload(in, *body, doc);
   std::optional<json::object> interface_doc;
-  auto t = read_packet_fields(ctx, in, *body, doc, *device, now, &interface_doc);
+  auto t = read_packet_fields(ctx, in, *body, doc, **device, now, &interface_doc);
   if (!t) return error_response(t.error());
   doc["id"] = id.str();
   auto pending = ctx.app.packet_writes.create(

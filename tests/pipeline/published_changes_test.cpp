@@ -260,7 +260,8 @@ TEST(packet_service, a_packet_whose_write_fails_is_not_published) {
   pipeline::parse_service parsing(records, durable, *feed);
   pipeline::packet_service service(records, packets, durable, parsing, *feed);
   const uuid mandate = uuid::random(), device = uuid::random(), id = uuid::random();
-  const json::object device_doc{{"id", device.str()}, {"tag_ids", json::array{uuid::random().str()}}};
+  const auto device_doc = std::make_shared<const json::object>(
+      json::object{{"id", device.str()}, {"tag_ids", json::array{uuid::random().str()}}});
   for (int attempt = 0; attempt < 2; ++attempt) {  // the failed create released its id
     auto pending = service.create({mandate, device_doc, id, 1, json::object{{"id", id.str()}}, std::nullopt});
     ASSERT_TRUE(pending);

@@ -49,6 +49,22 @@ TEST_F(record_cache_test, a_second_read_of_an_unchanged_record_is_served_from_me
   EXPECT_EQ(store_->cached_reads(), before + 1);
 }
 
+TEST_F(record_cache_test, a_shared_read_hands_out_the_cached_document_until_it_is_rewritten) {
+  auto none = store_->get_shared(device_);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(*none);
+  put(device_, {{"name", "d1"}});
+  auto first = store_->get_shared(device_);
+  auto second = store_->get_shared(device_);
+  ASSERT_TRUE(first && *first && second);
+  EXPECT_EQ(first->get(), second->get());
+  put(device_, {{"name", "d2"}});
+  auto third = store_->get_shared(device_);
+  ASSERT_TRUE(third && *third);
+  EXPECT_EQ((*third)->at("name"), "d2");
+  EXPECT_EQ((*first)->at("name"), "d1");  // the holder's document did not change under it
+}
+
 TEST_F(record_cache_test, a_write_to_other_families_keeps_the_cached_documents) {
   put(device_, {{"name", "d1"}});
   (void)get(device_);
@@ -119,9 +135,13 @@ TEST_F(record_cache_test, a_writer_reads_its_own_writes_while_another_thread_kee
   EXPECT_EQ(stale, 0);
 }
 
+std::shared_ptr<const boost::json::object> document(int v) {
+  return std::make_shared<const boost::json::object>(boost::json::object{{"v", v}});
+}
+
 TEST(record_cache, an_entry_of_an_older_version_is_never_served) {
   record_cache cache;
-  cache.store("k", 1, {{"v", 1}}, 10);
+  cache.store("k", 1, document(1), 10);
   EXPECT_TRUE(cache.find("k", 1));
   EXPECT_FALSE(cache.find("k", 2));
   EXPECT_FALSE(cache.find("k", 1));  // dropped when found stale
@@ -131,9 +151,9 @@ TEST(record_cache, an_entry_of_an_older_version_is_never_served) {
 // A reader that took its version before a write must not push out what a later reader stored.
 TEST(record_cache, a_reader_with_an_older_version_keeps_a_newer_entry) {
   record_cache cache;
-  cache.store("k", 2, {{"v", 2}}, 10);
+  cache.store("k", 2, document(2), 10);
   EXPECT_FALSE(cache.find("k", 1));
-  cache.store("k", 1, {{"v", 1}}, 10);
+  cache.store("k", 1, document(1), 10);
   auto current = cache.find("k", 2);
   ASSERT_TRUE(current);
   EXPECT_EQ(current->at("v"), 2);
@@ -141,16 +161,30 @@ TEST(record_cache, a_reader_with_an_older_version_keeps_a_newer_entry) {
 
 TEST(record_cache, documents_past_the_bound_push_out_the_oldest_and_large_ones_are_not_kept) {
   record_cache cache({.max_bytes = 100, .max_document_bytes = 40});
-  cache.store("a", 1, {{"v", 1}}, 40);
-  cache.store("b", 1, {{"v", 2}}, 40);
-  cache.store("c", 1, {{"v", 3}}, 40);
+  cache.store("a", 1, document(1), 40);
+  cache.store("b", 1, document(2), 40);
+  cache.store("c", 1, document(3), 40);
   EXPECT_LE(cache.bytes(), 100u);
   EXPECT_FALSE(cache.find("a", 1));
   EXPECT_TRUE(cache.find("b", 1));
   EXPECT_TRUE(cache.find("c", 1));
-  cache.store("big", 1, {{"v", 4}}, 41);
+  cache.store("big", 1, document(4), 41);
   EXPECT_FALSE(cache.find("big", 1));
   EXPECT_TRUE(cache.find("c", 1));
+}
+
+// Hits share the cached document instead of copying it; one the cache dropped meanwhile stays
+// whole in the hands of whoever holds it.
+TEST(record_cache, a_hit_shares_the_document_and_a_dropped_one_lives_on_with_its_holder) {
+  record_cache cache;
+  cache.store("k", 1, document(1), 10);
+  auto first = cache.find("k", 1);
+  auto second = cache.find("k", 1);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first.get(), second.get());
+  EXPECT_FALSE(cache.find("k", 2));  // stale: dropped
+  EXPECT_EQ(cache.bytes(), 0u);
+  EXPECT_EQ(first->at("v"), 1);
 }
 
 }  // namespace fl::storage
