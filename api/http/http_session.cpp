@@ -202,7 +202,10 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
     beast::error_code ec = header_ec;
     if (!ec || ec == http::error::body_limit) {
       const auto& head = parser.get();
-      if (shared_.routes.accepts_upload(head.method_string(), head.target())) body_cap = limits.max_upload_bytes;
+      // Only a body that may be longer than the usual cap asks the routes (a path split and match).
+      const bool may_exceed = !parser.content_length() || *parser.content_length() > limits.max_body_bytes;
+      if (may_exceed && shared_.routes.accepts_upload(head.method_string(), head.target()))
+        body_cap = limits.max_upload_bytes;
       if (!ec && parser.content_length() && *parser.content_length() > body_cap) ec = http::error::body_limit;
       if (!ec) parser.body_limit(body_cap);
     }
