@@ -177,7 +177,7 @@ bool parse_service::wait_idle(std::chrono::milliseconds timeout) {
   while (std::chrono::steady_clock::now() < deadline) {
     {
       std::unique_lock lock(mutex_);
-      if (backlog_.empty() && claimed_.empty()) return true;
+      if (backlog_.empty() && claimed_.empty() && publishing_ == 0) return true;
       changed_.wait_for(lock, std::chrono::milliseconds(20));
     }
   }
@@ -267,12 +267,23 @@ void parse_service::run() {
     if (done && !added.empty()) {
       // Asked while the device is still claimed, so the next commit of this device asks later and
       // its readings follow these in the feed.
-      durable_.after_sync([&feed = feed_, added = std::move(added)](bool ok) mutable {
+      // Counted until published: parsing is not idle while readings it wrote are still to be
+      // published (a subscriber joining "after parsing" would otherwise get them, see wait_idle).
+      {
+        std::lock_guard lock(mutex_);
+        ++publishing_;
+      }
+      durable_.after_sync([this, added = std::move(added)](bool ok) mutable {
         if (ok) {
-          feed.publish(std::move(added));
+          feed_.publish(std::move(added));
         } else {
           spdlog::error("{} readings written but not made durable: not published", added.size());
         }
+        {
+          std::lock_guard lock(mutex_);
+          --publishing_;
+        }
+        changed_.notify_all();
       });
     }
     {

@@ -99,7 +99,9 @@ class parse_service {
   // After a write that removed queue entries (packet or device deleted).
   void dequeued(const storage::pending_parse& p);
   void device_removed(const uuid& mandate, const uuid& device);
-  // Waits until nothing is queued and no batch is in flight; false on timeout (tests, benchmarks).
+  // Waits until nothing is queued, no batch is in flight and every reading written is published
+  // (readings go out once durable, from the group commit's thread); false on timeout (tests,
+  // benchmarks).
   [[nodiscard]] bool wait_idle(std::chrono::milliseconds timeout);
 
   // Exclusive use of a device while the hold lives: queued packets of it wait.
@@ -171,11 +173,12 @@ class parse_service {
   packet_handover handover_;
   fair_share share_;
   std::map<uuid, std::size_t> claimed_by_mandate_;  // guarded by mutex_: devices being parsed per mandate
+  std::size_t publishing_ = 0;  // guarded by mutex_: batches written whose readings are not yet published
   std::once_flag pool_started_;
   std::unique_ptr<sandbox::worker_pool> pool_;
   std::atomic<sandbox::worker_pool*> pool_ready_{nullptr};  // set once pool_ is made
   std::mutex mutex_;
-  std::condition_variable changed_;    // claims released, batches done (hold, wait_idle)
+  std::condition_variable changed_;    // claims released, batches done, readings published (hold, wait_idle)
   std::condition_variable idle_;       // threads with nothing queued wait here for queued()
   std::condition_variable gathering_;  // threads waiting for queued packets to ripen wait here
   std::size_t idle_threads_ = 0;

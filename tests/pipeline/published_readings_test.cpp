@@ -1,7 +1,9 @@
 // Parsed readings are published once each, in order per device, once their buffered write is
 // durable; a reparse publishes one readings_replaced instead of its readings.
 #include <chrono>
+#include <future>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -17,6 +19,27 @@ using pipeline::change_kind;
 using namespace std::chrono_literals;
 
 }  // namespace
+
+// Holds the group commit's syncer inside a callback of its own until dropped: it tells its callers
+// in order, so every publication asked for meanwhile waits.
+class syncer_held {
+ public:
+  explicit syncer_held(storage::wal_syncer& durable) {
+    auto inside = std::make_shared<std::promise<void>>();  // std::function needs a copyable callback
+    auto entered = inside->get_future();
+    durable.after_sync([inside, released = release_.get_future().share()](bool) {
+      inside->set_value();
+      released.wait();
+    });
+    entered.wait();
+  }
+  ~syncer_held() { release_.set_value(); }
+  syncer_held(const syncer_held&) = delete;
+  syncer_held& operator=(const syncer_held&) = delete;
+
+ private:
+  std::promise<void> release_;
+};
 
 class published_readings : public pipeline_fixture {
  protected:
@@ -86,6 +109,24 @@ TEST_F(published_readings, readings_are_published_in_each_devices_order) {
     ASSERT_EQ(order.size(), 40u);
     for (int i = 0; i < 40; ++i) EXPECT_EQ(*parse_timestamp(order[i]), *parse_timestamp(at(i))) << device << " #" << i;
   }
+}
+
+// A benchmark or test that waits for parsing to go idle and then subscribes must not receive the
+// readings parsed before: idle means they are published, not only written.
+TEST_F(published_readings, parsing_is_idle_only_once_its_readings_are_published) {
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(send("05", at(i)).status, 200);
+  {
+    const syncer_held held(app_->durable);
+    app_->parsing.start();
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    while (readings().size() < 5 && std::chrono::steady_clock::now() < until)  // polling a condition
+      (void)app_->feed->read(app_->feed->head(), 1, 50ms);
+    ASSERT_EQ(readings().size(), 5u) << "parsed and written";
+    EXPECT_FALSE(app_->parsing.wait_idle(500ms)) << "idle with its readings still unpublished";
+    EXPECT_TRUE(published(change_kind::reading_added).empty());
+  }
+  ASSERT_TRUE(app_->parsing.wait_idle(60s));
+  EXPECT_EQ(published(change_kind::reading_added).size(), 5u);
 }
 
 TEST_F(published_readings, a_reparse_publishes_one_readings_replaced_and_no_readings) {
