@@ -159,6 +159,12 @@ ingest_figures measure_ingest(std::size_t seconds, std::size_t connections, std:
   // Spot check: the readings are there. The baseline stores these very documents.
   const auto readings = server.call("GET", "/api/v1/devices/" + devices[0] + "/readings?limit=1", key);
   if (readings.as_array().size() != 1) throw std::runtime_error("no readings after ingest");
+  // The load reached every device (wrk's script spreads it), beyond the warm-up's one packet each.
+  for (std::size_t c = 0; c < devices.size(); ++c) {
+    const auto& owner = tenants[c % mandates].key;
+    if (server.call("GET", "/api/v1/devices/" + devices[c] + "/packets?limit=2", owner).as_array().size() != 2)
+      throw std::runtime_error("the load did not reach device " + devices[c]);
+  }
   const auto& reading = readings.as_array()[0].as_object();
   const auto packet = server.call(
       "GET", "/api/v1/devices/" + devices[0] + "/packets/" + std::string(reading.at("packet_id").as_string()), key);
