@@ -6,12 +6,19 @@
  * wakes a scheduler, which reads the port and messages the loop: two thread wake-ups per request,
  * tens of µs each in a VM. The host sends the next request a few tens of µs after the last answer,
  * so a scheduler that watches fd 3 for a little while reads it with no wake-up at all.
+ * The watch spins (poll, sched_yield) for its first spin_us only, then sleeps in ppoll for the rest:
+ * under load the host commits between calls (a group-commit round, a millisecond or more) and
+ * every watch ends idle, and a worker is in a session of its own, so with the kernel's autogroup
+ * (Debian's default) its spin ran with a whole autogroup's share, taken from the server: ~15% of
+ * the worker's CPU per packet under `bench ingest`, while back-to-back calls (`bench parse`,
+ * unbatched) still arrive within the spin (docs/BENCHMARKS.md, 2026-11-28).
  * For send/1:
  * Why not Port.command on the {fd, 3, 4} port: the BEAM's fd driver hands every write to its async
  * thread and wakes it, and that thread wakes the scheduler again when done; in a VM each of those
  * wake-ups costs tens of µs, paid for every frame. A write into the pipe is a few µs; the pipe only
  * fills when a frame is larger than its buffer and the host is reading it (the host reads until the
  * frame is complete or kills the worker), so blocking here is bounded by the host's deadline. */
+#define _GNU_SOURCE /* ppoll */
 #include <erl_nif.h>
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +31,8 @@
 enum { request_fd = 3, answer_fd = 4 };
 /* The host's own bound on a frame; a larger length is a broken pipe, not a request. */
 static const uint32_t max_request_bytes = 256u << 20;
+/* How long take/1 busy-waits before it sleeps for the rest of its watch (see above). */
+static const long spin_us = 50;
 
 static ERL_NIF_TERM error(ErlNifEnv* env, int err) {
   return enif_make_tuple2(env, enif_make_atom(env, "error"), enif_make_int(env, err));
@@ -96,9 +105,18 @@ static ERL_NIF_TERM take_frame(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv
   if (!enif_get_long(env, argv[0], &watch_us) || watch_us < 0 || watch_us > 1000) return enif_make_badarg(env);
   const int64_t until = now_us() + watch_us;
   struct pollfd readable = {request_fd, POLLIN, 0};
+  const int64_t spin_until = now_us() + (watch_us < spin_us ? watch_us : spin_us);
   while (poll(&readable, 1, 0) == 0) {
-    if (now_us() >= until) return enif_make_atom(env, "idle");
+    if (now_us() >= spin_until) break;
     sched_yield();
+  }
+  for (;;) {
+    const int64_t left = until - now_us();
+    const struct timespec wait = {0, left > 0 ? left * 1000 : 0};
+    const int ready = ppoll(&readable, 1, &wait, NULL);
+    if (ready > 0) break;
+    if (ready < 0 && errno != EINTR) return error(env, errno);
+    if (ready == 0 && left <= 0) return enif_make_atom(env, "idle");
   }
   unsigned char header[4];
   int status = read_exactly(header, sizeof header);
