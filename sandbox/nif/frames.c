@@ -18,7 +18,6 @@
  * wake-ups costs tens of µs, paid for every frame. A write into the pipe is a few µs; the pipe only
  * fills when a frame is larger than its buffer and the host is reading it (the host reads until the
  * frame is complete or kills the worker), so blocking here is bounded by the host's deadline. */
-#define _GNU_SOURCE /* ppoll */
 #include <erl_nif.h>
 #include <errno.h>
 #include <poll.h>
