@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "drivers/gateway_management.hpp"
 #include "drivers/http_network_server.hpp"
@@ -50,6 +51,8 @@ driver_catalog::driver_catalog() {
   drivers_.push_back(make_http_network_server_driver());
   drivers_.push_back(make_gateway_management_driver());
 }
+
+driver_catalog::driver_catalog(std::vector<std::unique_ptr<driver>> drivers) : drivers_(std::move(drivers)) {}
 
 driver_catalog::~driver_catalog() = default;
 

@@ -11,7 +11,9 @@ namespace fl::drivers {
 
 class driver_catalog final : public pipeline::action_catalog {
  public:
-  driver_catalog();
+  driver_catalog();  // the built-in drivers
+  // Exactly these drivers (a test's host runs a driver of its own under a built-in module name).
+  explicit driver_catalog(std::vector<std::unique_ptr<driver>> drivers);
   ~driver_catalog() override;
 
   [[nodiscard]] const driver* find(std::string_view module) const;

@@ -21,6 +21,16 @@ bool enabled(const json::object& doc) {
   return !v || !v->is_bool() || v->get_bool();
 }
 
+// Whether a connection made from `running` is what `stored` asks for: what connect() reads.
+bool same_connection(const json::object& running, const json::object& stored) {
+  for (std::string_view field : {"driver", "opts", "owner_id"}) {
+    const auto* a = running.if_contains(field);
+    const auto* b = stored.if_contains(field);
+    if ((a == nullptr) != (b == nullptr) || (a && *a != *b)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 driver_host::driver_host(const driver_catalog& catalog, driver_context ctx, pipeline::change_feed& feed)
@@ -129,9 +139,18 @@ void driver_host::load_all() {
 }
 
 void driver_host::reconnect(const uuid& mandate, const uuid& instance) {
-  running_.erase({mandate, instance});  // the old connection stops before a new one starts
   auto doc = ctx_.records.get({record_kind::driver_instance, mandate, instance});
-  if (!doc || !*doc || !enabled(**doc)) return;
+  const bool wanted = doc && *doc && enabled(**doc);
+  // A change only says "look again": the stored document may already be newer than the change (a
+  // disable handled after the enable that followed it). A connection running what is stored stays,
+  // with the actions it holds; dropping it would fail them for nothing.
+  if (auto r = running_.find({mandate, instance});
+      wanted && r != running_.end() && same_connection(r->second.instance, **doc)) {
+    r->second.instance = std::move(**doc);
+    return;
+  }
+  running_.erase({mandate, instance});  // the old connection stops before a new one starts
+  if (!wanted) return;
   const auto* d = catalog_.find((*doc)->at("driver").as_string());
   if (!d) return;
   auto connection = d->connect(**doc, ctx_);

@@ -7,7 +7,8 @@
 // have carried them out, so they are never run twice), and dispatches every pending action whose
 // instance is running. Its thread then follows the change feed: a new pending action is
 // dispatched (moved to executing, then given to its connection); a changed driver instance is
-// reconnected (or dropped when disabled or deleted) and its pending actions dispatched; changed
+// reconnected (or dropped when disabled or deleted) unless its connection already runs what is
+// stored now, and its pending actions dispatched; changed
 // interfaces or devices refresh the instances' interface sets. An action whose instance is not
 // running stays pending (wire-contract.md). Actions with `cancel_after` get an expiry timer.
 #include <atomic>
