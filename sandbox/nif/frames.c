@@ -102,20 +102,19 @@ static ERL_NIF_TERM take_frame(ErlNifEnv* env, int argc, const ERL_NIF_TERM argv
   (void)argc;
   long watch_us;
   if (!enif_get_long(env, argv[0], &watch_us) || watch_us < 0 || watch_us > 1000) return enif_make_badarg(env);
-  const int64_t until = now_us() + watch_us;
+  const int64_t start = now_us();
+  const int64_t until = start + watch_us;
+  const int64_t spin_until = start + (watch_us < spin_us ? watch_us : spin_us);
   struct pollfd readable = {request_fd, POLLIN, 0};
-  const int64_t spin_until = now_us() + (watch_us < spin_us ? watch_us : spin_us);
-  while (poll(&readable, 1, 0) == 0) {
-    if (now_us() >= spin_until) break;
-    sched_yield();
-  }
-  for (;;) {
-    const int64_t left = until - now_us();
-    const struct timespec wait = {0, left > 0 ? left * 1000 : 0};
-    const int ready = ppoll(&readable, 1, &wait, NULL);
-    if (ready > 0) break;
+  int ready;
+  while ((ready = poll(&readable, 1, 0)) == 0 && now_us() < spin_until) sched_yield();
+  /* A request that came during the spin is read at once; otherwise sleep out the watch. */
+  while (ready <= 0) {
     if (ready < 0 && errno != EINTR) return error(env, errno);
+    const int64_t left = until - now_us();
     if (ready == 0 && left <= 0) return enif_make_atom(env, "idle");
+    const struct timespec wait = {0, left > 0 ? left * 1000 : 0};
+    ready = ppoll(&readable, 1, &wait, NULL);
   }
   unsigned char header[4];
   int status = read_exactly(header, sizeof header);

@@ -177,6 +177,20 @@ TEST(host_deadline, a_frame_forged_through_the_answer_nif_is_checked_like_any_ot
   EXPECT_EQ(out[2].kind, outcome_kind::ok) << out[2].message;  // retried on a fresh worker
 }
 
+TEST(host_deadline, the_request_nif_refuses_a_watch_out_of_its_bounds) {
+  // Raw code calls the runtime's request reader itself with watches it must never sleep or spin for
+  // (negative, past 1 ms, past a long, not a number): each is badarg before any wait, and the worker
+  // answers on. A watch it accepted would come back as idle and fail the match: crashed.
+  auto pool = pool_running(
+      "ok = 'Elixir.Fieldline.Frames':load(), "
+      "[{'EXIT', {badarg, _}} = (catch 'Elixir.Fieldline.Frames':take(W)) || "
+      "W <- [-1, 1001, 1 bsl 62, 1 bsl 70, 1.5, foo]], "
+      "Send({outcomes, 1, [{ok, [], []}, {ok, [], []}], #{}}), Loop()");
+  const auto out = parse_three(*pool);
+  ASSERT_EQ(out.size(), 3u);
+  for (const auto& o : out) EXPECT_EQ(o.kind, outcome_kind::ok) << o.message;
+}
+
 TEST(host_deadline, a_worker_that_dies_mid_batch_charges_only_the_packet_in_progress) {
   auto pool = pool_running("halt(1)");
   const auto out = parse_three(*pool);
