@@ -29,8 +29,10 @@ struct host_log {
     std::unique_lock lock(mutex);
     return changed.wait_for(lock, std::chrono::seconds(20), [&] { return holding; });
   }
+  // Also cancels a hold not yet taken, so the host's thread is never held after the test is done.
   void release() {
     std::lock_guard lock(mutex);
+    hold_next_execute = false;
     holding = false;
     changed.notify_all();
   }
@@ -158,7 +160,8 @@ TEST_F(driver_host_changes, a_disable_read_after_its_enable_keeps_the_running_co
   for (const auto& id : {first, second, third}) EXPECT_EQ(state_of(id), "executed") << id;
 }
 
-// The stored instance really changes while the host is busy: the connection is made again.
+// The disable is still what is stored when the host reads it: the connection goes, and a new one
+// is made on the enable.
 TEST_F(driver_host_changes, a_disable_that_still_holds_when_read_drops_the_connection_and_actions_wait) {
   ASSERT_EQ(set_enabled(manual_, false).status, 200);
   const std::string waiting = create_packet_action(device_).id();
