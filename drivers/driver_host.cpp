@@ -140,6 +140,9 @@ void driver_host::load_all() {
 
 void driver_host::reconnect(const uuid& mandate, const uuid& instance) {
   auto doc = ctx_.records.get({record_kind::driver_instance, mandate, instance});
+  if (!doc)
+    spdlog::error("driver host: instance {} could not be read ({}); its connection stops", instance.str(),
+                  doc.error().message);
   const bool wanted = doc && *doc && enabled(**doc);
   // A change only says "look again": the stored document may already be newer than the change (a
   // disable handled after the enable that followed it). A connection running what is stored stays,
