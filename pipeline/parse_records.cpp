@@ -111,6 +111,11 @@ void mark_pending(json::object& packet) {
   packet["parse_logs"] = json::array{};
 }
 
+bool is_pending(const json::object& packet) {
+  const auto* status = packet.if_contains("parse_status");
+  return status && status->is_string() && status->get_string() == "pending";
+}
+
 void mark_skipped(json::object& packet, const char* why) {
   packet["parse_status"] = "skipped";
   packet["parse_error"] = json::object{{"kind", "skipped"}, {"message", why}, {"logs", json::array{}}};

@@ -53,6 +53,7 @@ struct reading_origin {
 // ({kind, message, logs} or null) and `parse_logs` (the parser's Logger lines of its last parse,
 // whatever the outcome). They are part of the packet as the API shows it.
 void mark_pending(boost::json::object& packet);
+[[nodiscard]] bool is_pending(const boost::json::object& packet);  // parse_status is "pending"
 void mark_skipped(boost::json::object& packet, const char* why);
 void mark_outcome(boost::json::object& packet, const sandbox::parse_outcome& outcome, std::size_t readings);
 void mark_failed(boost::json::object& packet, const char* kind, const std::string& message);

@@ -430,18 +430,25 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
       if (not_parsed) not_parsed->push_back(loaded[i].entry);  // the call's budget ran out first
       continue;
     }
-    if (queued_only) {  // parsed meanwhile by a reparse, or deleted: nothing to do
+    // Unchanged since it was loaded (the usual case): one read. Changed or moved: look it up again.
+    bool unchanged = false;
+    if (loaded[i].stored) {
+      auto same = packets.raw_at(mandate, loaded[i].entry.packet, loaded[i].stored->at);
+      if (!same) return same.error();
+      unchanged = *same && **same == loaded[i].stored->raw;
+    }
+    // Parsed meanwhile (a reparse, a stale copy of the queue offering it twice) or deleted: nothing
+    // to do. A packet still pending and untouched since it was loaded is still queued: whatever
+    // dequeues a packet also rewrites or deletes it, so the queue need not be read for it.
+    if (queued_only && !(unchanged && is_pending(loaded[i].stored->doc))) {
       auto still = queue_.contains(loaded[i].entry);
       if (!still) return still.error();
       if (!*still) continue;
     }
     queue_.erase(batch, loaded[i].entry);
     if (!*current_device || !loaded[i].stored) continue;  // device or packet deleted meanwhile
-    // Unchanged since it was loaded (the usual case): one read. Changed or moved: look it up again.
-    auto same = packets.raw_at(mandate, loaded[i].entry.packet, loaded[i].stored->at);
-    if (!same) return same.error();
     std::optional<storage::stored_packet> present;
-    if (*same && **same == loaded[i].stored->raw) {
+    if (unchanged) {
       present = std::move(loaded[i].stored);
     } else {
       auto found = packets.find(mandate, loaded[i].entry.packet);

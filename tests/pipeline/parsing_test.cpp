@@ -163,6 +163,25 @@ TEST_F(parsing, a_packet_deleted_before_its_parse_makes_no_reading) {
   EXPECT_EQ(made[0].at("data").at("v"), 6);
 }
 
+// The queue's working copy offering a packet that was parsed already (a copy loaded from the store
+// while a commit dequeued it): the commit sees the queue entry gone and writes nothing. The packet
+// is untouched since it was loaded, so only its parse status tells that it is not queued any more.
+TEST_F(parsing, a_packet_offered_again_after_its_parse_makes_no_second_reading) {
+  auto sent = send("05", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(sent.status, 200) << sent.text;
+  parse_all();
+  ASSERT_EQ(readings().size(), 1u);
+  const auto parsed = packet(sent.id());
+  ASSERT_EQ(parsed.at("parse_status"), "parsed");
+
+  const storage::pending_parse stale{*uuid::parse(mandate_), *uuid::parse(device_),
+                                     *parse_timestamp("2024-05-01T10:00:00Z"), *uuid::parse(sent.id())};
+  app_->parsing.queued(stale, now_micros());
+  ASSERT_TRUE(app_->parsing.wait_idle(std::chrono::seconds(60)));
+  EXPECT_EQ(readings().size(), 1u);
+  EXPECT_EQ(packet(sent.id()), parsed);
+}
+
 // Hostile: another mandate's key posts a packet with the id of this mandate's packet while it waits
 // for its parse. The handover is per mandate: each parse reads its own mandate's payload.
 TEST_F(parsing, another_mandate_reusing_a_waiting_packets_id_does_not_take_its_payload) {
