@@ -28,6 +28,11 @@ struct loaded_packet {
   std::optional<storage::stored_packet> stored;
 };
 
+// The packet loaded for a queue entry is the one the entry was written for: stored where it says.
+bool at_entry(const loaded_packet& p) {
+  return p.stored && p.stored->at.device == p.entry.device && p.stored->at.transceived_at == p.entry.transceived_at;
+}
+
 }  // namespace
 
 parse_service::parse_service(storage::records& records, storage::wal_syncer& durable, change_feed& feed,
@@ -438,9 +443,11 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
       unchanged = *same && **same == loaded[i].stored->raw;
     }
     // Parsed meanwhile (a reparse, a stale copy of the queue offering it twice) or deleted: nothing
-    // to do. A packet still pending and untouched since it was loaded is still queued: whatever
-    // dequeues a packet also rewrites or deletes it, so the queue need not be read for it.
-    if (queued_only && !(unchanged && is_pending(loaded[i].stored->doc))) {
+    // to do. A packet still pending, untouched since it was loaded and stored where the entry says
+    // is still queued under this entry: whatever dequeues a packet also rewrites or deletes it, so
+    // the queue need not be read for it. (An entry of a deleted packet whose id was given to a new
+    // one elsewhere loads the new one: the location tells them apart.)
+    if (queued_only && !(unchanged && is_pending(loaded[i].stored->doc) && at_entry(loaded[i]))) {
       auto still = queue_.contains(loaded[i].entry);
       if (!still) return still.error();
       if (!*still) continue;

@@ -182,6 +182,27 @@ TEST_F(parsing, a_packet_offered_again_after_its_parse_makes_no_second_reading) 
   EXPECT_EQ(packet(sent.id()), parsed);
 }
 
+// A parse that took a packet's queue entry just before the packet was deleted and its id given to a
+// new packet at another time: loading by id finds the new packet, pending and untouched. The old
+// entry must not parse it (the new one's own entry does, once): one reading.
+TEST_F(parsing, an_entry_of_a_deleted_packet_does_not_parse_the_new_packet_with_its_id) {
+  const std::string id = "0190a9c4-7d2e-7b3a-9c1d-5e6f7a8b9c0d";
+  auto first = send("05", "2024-05-01T10:00:00Z", json::object{{"id", id}});
+  ASSERT_EQ(first.status, 200) << first.text;
+  ASSERT_EQ(call("DELETE", "/api/v1/devices/" + device_ + "/packets/" + id, key_).status, 200);
+  auto second = send("06", "2024-05-01T10:05:00Z", json::object{{"id", id}});
+  ASSERT_EQ(second.status, 200) << second.text;
+
+  const storage::pending_parse taken{*uuid::parse(mandate_), *uuid::parse(device_),
+                                     *parse_timestamp("2024-05-01T10:00:00Z"), *uuid::parse(id)};
+  app_->parsing.queued(taken, now_micros());
+  parse_all();
+  auto made = readings();
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].at("data").at("v"), 6);
+  EXPECT_EQ(packet(id).at("parse_status"), "parsed");
+}
+
 // Hostile: another mandate's key posts a packet with the id of this mandate's packet while it waits
 // for its parse. The handover is per mandate: each parse reads its own mandate's payload.
 TEST_F(parsing, another_mandate_reusing_a_waiting_packets_id_does_not_take_its_payload) {
