@@ -118,8 +118,20 @@ storage::result<void> packet_service::update(packet_edit edit, const json::objec
   auto batch = packets_.batch();
   packets_.erase(batch, edit.mandate_, edit.id_, stored.at, stored.doc);
   packets_.put(batch, edit.mandate_, edit.id_, {stored.at.device, transceived_at}, doc);
+  // A packet waiting for its parse keeps its queue entry where it is stored: the entry's key holds
+  // transceived_at, and the parse commit relies on a pending packet being queued at its place.
+  const bool moved = transceived_at != stored.at.transceived_at;
+  const bool dequeue = moved && is_pending(stored.doc);
+  const bool enqueue = moved && is_pending(doc);
+  const storage::pending_parse was{edit.mandate_, stored.at.device, stored.at.transceived_at, edit.id_};
+  const storage::pending_parse now{edit.mandate_, stored.at.device, transceived_at, edit.id_};
+  const micros queued_at = now_micros();
+  if (dequeue) queue_.erase(batch, was);
+  if (enqueue) queue_.push(batch, now, queued_at);
   if (auto done = packets_.commit(batch); !done) return done;
   parsing_.forget_handover(edit.mandate_, edit.id_);  // a parse still to come reads the new document
+  if (dequeue) parsing_.dequeued(was);
+  if (enqueue) parsing_.queued(now, queued_at);
   feed_.publish(device_change(change_kind::packet_updated, edit.mandate_, edit.device_, edit.id_, fl::to_json(doc)));
   return {};
 }
