@@ -244,6 +244,23 @@ TEST_F(parsing, a_waiting_packet_moved_then_deleted_leaves_no_entry_behind) {
   EXPECT_EQ(made[0].at("data").at("v"), 7);
 }
 
+// Hostile: another mandate's key tries to move this mandate's waiting packet (and so its queue
+// entry) in time, naming this mandate's device and packet ids: refused, and the packet is parsed
+// once where it was.
+TEST_F(parsing, another_mandates_key_cannot_move_a_waiting_packet_or_its_queue_entry) {
+  auto mine = send("05", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(mine.status, 200) << mine.text;
+  const std::string other_key = make_key(make_mandate("Other", json::array{"api_packets_writeable"}), "admin");
+  auto moved = call("PUT", "/api/v1/devices/" + device_ + "/packets/" + mine.id(), other_key,
+                    json::object{{"packet", json::object{{"transceived_at", "2024-05-01T11:00:00Z"}}}});
+  EXPECT_EQ(moved.status, 404) << moved.text;
+  parse_all();
+  auto made = readings();
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].at("data").at("v"), 5);
+  EXPECT_EQ(packet(mine.id()).at("transceived_at"), "2024-05-01T10:00:00.000000Z");
+}
+
 // Hostile: another mandate's key posts a packet with the id of this mandate's packet while it waits
 // for its parse. The handover is per mandate: each parse reads its own mandate's payload.
 TEST_F(parsing, another_mandate_reusing_a_waiting_packets_id_does_not_take_its_payload) {
