@@ -20,6 +20,7 @@
 #include "storage/head_cache.hpp"
 #include "storage/insert_hints.hpp"
 #include "storage/layout_upgrade.hpp"
+#include "storage/skip_list_memtable.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 // ThreadSanitizer's runtime (only in --tsan builds, scripts/test).
@@ -108,7 +109,8 @@ class insert_hints final : public rocksdb::SliceTransform {
   family family_;
 };
 
-rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache) {
+rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache,
+                                            const std::shared_ptr<rocksdb::MemTableRepFactory>& memtable_factory) {
   rocksdb::ColumnFamilyOptions options;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
@@ -123,6 +125,7 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
   // Each hint is a skip list position in the memtable's arena (with a small map entry), so hints
   // count towards the memtable's size and go with its flush: bounded by write_buffer_size.
   options.memtable_insert_with_hint_prefix_extractor = std::make_shared<insert_hints>(spec.id);
+  options.memtable_factory = memtable_factory;
   if (spec.adds) options.merge_operator = std::make_shared<int64_add>();
   return options;
 }
@@ -308,8 +311,12 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = options.background_jobs;
   db_options.keep_log_file_num = 5;
+  // One thread inserts into a memtable at a time (the write group's leader), as our skip list
+  // requires; the group commit is the only busy writer anyway.
+  db_options.allow_concurrent_memtable_write = false;
 
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  const auto memtable_factory = make_skip_list_memtable_factory();
   // A retired family is opened only while an older directory still has it (the upgrade empties
   // and drops it); a read-only open cannot create families, so it opens only those that exist and
   // the layout check below refuses a directory that lacks current ones.
@@ -324,7 +331,7 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   for (std::size_t i = 0; i < all_families.size(); ++i) {
     const auto& spec = all_families[i];
     if ((spec.retired || options.read_only) && !exists(spec.name)) continue;
-    descriptors.emplace_back(std::string(spec.name), family_options(spec, cache));
+    descriptors.emplace_back(std::string(spec.name), family_options(spec, cache, memtable_factory));
     opened.push_back(i);
   }
 

@@ -6,8 +6,8 @@
 // readings and queue entries arrive in time order, each next to the one before, and so do the ids
 // the server draws (UUIDv7) in the id indexes. Keys with no such order (slugs, key hashes) have
 // no prefix: a hint per key would cost memory and save nothing.
-// Only the group commit's single writer uses the hints (RocksDB ignores them in concurrent
-// inserts); they change where a search starts, never what is stored.
+// Every insert uses them (memtable inserts are not concurrent: storage/skip_list_memtable.*); they
+// change where a search starts, never what is stored.
 #include <cstddef>
 #include <string_view>
 
