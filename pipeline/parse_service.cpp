@@ -316,7 +316,12 @@ int parse_service::timeout_for(const uuid& mandate) const {
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
                                                 const std::vector<storage::pending_parse>& items,
                                                 const batch_addition& also) {
-  auto done = parse_items(device, generation, items, also, false, nullptr);
+  storage::result<void> done;
+  for (bool again = true; again;) {  // again when a packet of the batch changed while it was parsed
+    again = false;
+    done = parse_items(device, generation, items, also, false, nullptr, nullptr, nullptr, &again);
+    if (!done) break;
+  }
   if (done) {
     // Their queue entries went with the readings; the working copy must not offer them again.
     std::lock_guard lock(mutex_);
@@ -329,7 +334,7 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
                                                  const std::vector<storage::pending_parse>& items,
                                                  const batch_addition& also, bool queued_only, micros* deferred_until,
                                                  std::vector<storage::pending_parse>* not_parsed,
-                                                 std::vector<change>* added) {
+                                                 std::vector<change>* added, bool* parse_again) {
   const auto& [mandate, device_id] = device;
   storage::packets packets(records_.db());
   storage::readings readings(records_.db());
@@ -452,16 +457,27 @@ storage::result<void> parse_service::parse_items(const storage::device_ref& devi
       if (!still) return still.error();
       if (!*still) continue;
     }
-    queue_.erase(batch, loaded[i].entry);
-    if (!*current_device || !loaded[i].stored) continue;  // device or packet deleted meanwhile
-    std::optional<storage::stored_packet> present;
-    if (unchanged) {
-      present = std::move(loaded[i].stored);
-    } else {
-      auto found = packets.find(mandate, loaded[i].entry.packet);
-      if (!found) return found.error();
-      present = std::move(*found);
+    std::optional<storage::stored_packet> present;  // none: the device or the packet was deleted meanwhile
+    if (*current_device && loaded[i].stored) {
+      if (unchanged) {
+        present = std::move(loaded[i].stored);
+      } else {
+        auto found = packets.find(mandate, loaded[i].entry.packet);
+        if (!found) return found.error();
+        present = std::move(*found);
+      }
     }
+    if (present && !unchanged && present->at.device == device_id) {
+      // Updated while it was parsed: what was decided here is about the document it was (its old
+      // payload), so it is parsed again as it is now, its queue entry kept meanwhile.
+      if (not_parsed == nullptr) {
+        *parse_again = true;
+        return {};  // nothing written: the batch is not committed
+      }
+      not_parsed->push_back(loaded[i].entry);
+      continue;
+    }
+    queue_.erase(batch, loaded[i].entry);
     if (!present || present->at.device != device_id) continue;
     json::object doc = std::move(present->doc);
     if (!wants_parsing(doc)) {

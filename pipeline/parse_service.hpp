@@ -148,13 +148,16 @@ class parse_service {
  private:
   void run();
   // parse_into; with `queued_only` an item is parsed only while its queue entry still exists (the
-  // in-memory backlog may be a step behind the store).
+  // in-memory backlog may be a step behind the store). A packet changed between its load and the
+  // commit (an update meanwhile) is not given the outcome of what it was: it goes to `not_parsed`
+  // (the service's threads), or, without that, nothing is written and `parse_again` is set (a
+  // reparse parses the batch again).
   [[nodiscard]] storage::result<void> parse_items(const storage::device_ref& device, std::int64_t generation,
                                                   const std::vector<storage::pending_parse>& items,
                                                   const batch_addition& also, bool queued_only,
                                                   micros* deferred_until = nullptr,
                                                   std::vector<storage::pending_parse>* not_parsed = nullptr,
-                                                  std::vector<change>* added = nullptr);
+                                                  std::vector<change>* added = nullptr, bool* parse_again = nullptr);
   void claim(const storage::device_ref& d);
   void release(const storage::device_ref& d);
   [[nodiscard]] int timeout_for(const uuid& mandate) const;

@@ -227,6 +227,27 @@ TEST_F(parsing, a_stale_entry_at_the_place_a_pending_packet_was_moved_to_does_no
   EXPECT_EQ(made[0].at("data").at("v"), 6);
 }
 
+// Found by an outside review (eleventh session): a packet updated between its parse's load and
+// commit was given the outcome of its old payload, and its new payload was never parsed.
+TEST_F(parsing, a_packet_updated_while_its_parse_is_in_flight_is_parsed_again_as_it_is_now) {
+  auto sent = send("05", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(sent.status, 200) << sent.text;
+  {
+    auto writer = records_->writer();  // the parse's commit waits for it, its outcome in hand
+    app_->parsing.start();
+    wait_for_sandbox_outcomes(1);
+    update_payload_in_place(sent.id(), "06");
+  }
+  parse_all();
+  auto made = readings();
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].at("data").at("v"), 6);
+  const auto parsed = packet(sent.id());
+  EXPECT_EQ(parsed.at("payload"), "06");
+  EXPECT_EQ(parsed.at("parse_status"), "parsed");
+  EXPECT_EQ(parsed.at("readings_count"), 1);
+}
+
 // Moved, then deleted: no entry is left behind at the old time to parse a later packet that
 // takes the id (it used to be, and that packet got two readings).
 TEST_F(parsing, a_waiting_packet_moved_then_deleted_leaves_no_entry_behind) {

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <string>
 
+#include "storage/packets.hpp"
 #include "support/api_fixture.hpp"
+#include "support/eventually.hpp"
 
 namespace fl::testing {
 
@@ -88,6 +90,29 @@ class pipeline_fixture : public api_fixture {
   }
   json::object packet(const std::string& id) const {
     return call("GET", "/api/v1/devices/" + device_ + "/packets/" + id, key_).data().as_object();
+  }
+  // Outcomes the sandbox has given so far: a parse has them before its commit, which takes the
+  // catalog's writer lock. A test holding that lock sees a parse waiting between load and commit.
+  std::uint64_t sandbox_outcomes() const {
+    std::uint64_t n = 0;
+    app_->parsing.metrics().outcomes.each([&](const std::vector<std::string>&, std::uint64_t v) { n += v; });
+    return n;
+  }
+  void wait_for_sandbox_outcomes(std::uint64_t n) const {
+    ASSERT_TRUE(eventually([&] { return sandbox_outcomes() >= n; }, std::chrono::seconds(60)));
+  }
+  // What PUT does to a packet's payload at the same time, for a caller that holds the catalog's
+  // writer lock itself (the route would wait for it).
+  void update_payload_in_place(const std::string& id, const std::string& hex) const {
+    storage::packets packets(records_->db());
+    auto found = packets.find(*uuid::parse(mandate_), *uuid::parse(id));
+    ASSERT_TRUE(found && *found);
+    json::object doc = (*found)->doc;
+    doc["payload"] = hex;
+    auto batch = packets.batch();
+    packets.rewrite(batch, *uuid::parse(mandate_), *uuid::parse(id), (*found)->at, doc);
+    ASSERT_TRUE(packets.commit(batch));
+    app_->parsing.forget_handover(*uuid::parse(mandate_), *uuid::parse(id));
   }
   std::string mandate_, key_, folder_, parser_, device_;
 };

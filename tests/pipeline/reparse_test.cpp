@@ -82,6 +82,29 @@ TEST_F(reparse, replaces_every_reading_with_one_from_the_current_parser) {
   EXPECT_FALSE(job.data().at("finished_at").is_null());
 }
 
+// A packet updated while the reparse's parse of it is in flight: the new generation holds the
+// reading of its payload as it is now, not of what the parse loaded.
+TEST_F(reparse, a_packet_updated_while_the_reparse_parses_it_gets_the_reading_of_its_new_payload) {
+  auto sent = send("05", "2024-05-01T10:00:00Z");
+  ASSERT_EQ(sent.status, 200) << sent.text;
+  parse_all();
+  ASSERT_EQ(sandbox_outcomes(), 1u);
+  ASSERT_EQ(call("POST", "/api/v1/devices/" + device_ + "/reparse", key_).status, 202);
+  {
+    auto writer = records_->writer();  // the reparse's commit waits for it, its outcome in hand
+    app_->reparse.start();
+    wait_for_sandbox_outcomes(2);
+    update_payload_in_place(sent.id(), "06");
+  }
+  ASSERT_TRUE(app_->reparse.wait_idle(std::chrono::seconds(60)));
+  const auto after = stream();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].at("data").at("v"), 6);
+  auto job = call("GET", "/api/v1/devices/" + device_ + "/reparse", key_);
+  EXPECT_EQ(job.data().at("state"), "done");
+  EXPECT_EQ(job.data().at("readings_created"), 1);
+}
+
 TEST_F(reparse, queries_during_a_reparse_see_old_or_new_never_both) {
   send_many(300);
   parse_all();
