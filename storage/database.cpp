@@ -110,8 +110,10 @@ class insert_hints final : public rocksdb::SliceTransform {
 };
 
 rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::shared_ptr<rocksdb::Cache>& cache,
-                                            const std::shared_ptr<rocksdb::MemTableRepFactory>& memtable_factory) {
+                                            const std::shared_ptr<rocksdb::MemTableRepFactory>& memtable_factory,
+                                            std::size_t memtable_bytes) {
   rocksdb::ColumnFamilyOptions options;
+  options.write_buffer_size = memtable_bytes;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = cache;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
@@ -339,7 +341,8 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   for (std::size_t i = 0; i < all_families.size(); ++i) {
     const auto& spec = all_families[i];
     if ((spec.retired || options.read_only) && !exists(spec.name)) continue;
-    descriptors.emplace_back(std::string(spec.name), family_options(spec, cache, memtable_factory));
+    descriptors.emplace_back(std::string(spec.name),
+                             family_options(spec, cache, memtable_factory, options.memtable_bytes));
     opened.push_back(i);
   }
 

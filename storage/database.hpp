@@ -63,6 +63,7 @@ struct open_options {
   int background_jobs = 2;                    // default: one per core on the reference machine
   bool read_only = false;                     // default read-write; read-only needs an existing database
   head_limits heads;                          // the newest entries of recently read prefixes (head_cache.hpp)
+  std::size_t memtable_bytes = 64u << 20;     // per family before a flush (RocksDB's write_buffer_size)
 };
 
 class database {

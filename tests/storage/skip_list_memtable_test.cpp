@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "storage/database.hpp"
+#include "storage/engine_stats.hpp"
 #include "storage/rocksdb_internals.hpp"
 #include "support/temp_dir.hpp"
 
@@ -366,6 +367,84 @@ TEST(skip_list_memtable_in_a_database, a_range_erase_starting_inside_a_hinted_pr
   auto reopened = database::open({.dir = dir.path()});  // the WAL replays into a fresh memtable
   ASSERT_TRUE(reopened);
   EXPECT_EQ(count(**reopened), 1);
+}
+
+TEST(skip_list_memtable_in_a_database, writes_reads_and_flushes_at_once_keep_what_a_model_holds) {
+  // Memtables of 64 KiB: dozens of flushes, each walking a full list into a table while the next
+  // one fills and a reader scans across both; then a reopen replays the WAL's tail into a new list.
+  testing::temp_dir dir;
+  const std::string mandate(16, 'm');
+  std::vector<std::string> devices;
+  for (char d = 'a'; d < 'e'; ++d) devices.push_back(mandate + std::string(16, d));
+  const auto value_of = [](const std::string& key, int version) {
+    return key + '#' + std::to_string(version) + std::string(static_cast<std::size_t>(version % 200), 'x');
+  };
+  std::map<std::string, std::string> model;
+  const auto check_all = [&](database& db) {
+    std::map<std::string, std::string> seen;
+    ASSERT_TRUE(db.scan(family::packets, mandate, [&](std::string_view k, std::string_view v) {
+      seen.emplace(k, v);
+      return true;
+    }));
+    EXPECT_EQ(seen.size(), model.size());
+    EXPECT_TRUE(seen == model);
+  };
+  {
+    auto db = database::open({.dir = dir.path(), .memtable_bytes = 64u << 10});
+    ASSERT_TRUE(db);
+    std::atomic<bool> writing{true};
+    std::atomic<bool> failed{false};
+    std::atomic<std::size_t> scans{0};
+    std::thread reader([&] {
+      while (writing) {
+        for (const auto& device : devices) {
+          std::string previous;
+          const bool read =
+              static_cast<bool>((*db)->scan(family::packets, device, [&](std::string_view k, std::string_view v) {
+                // Keys ascending, each with a value written for it.
+                if (!previous.empty() && !(previous < k)) failed = true;
+                if (v.substr(0, k.size()) != k) failed = true;
+                previous = k;
+                return true;
+              }));
+          if (!read) failed = true;
+        }
+        ++scans;
+      }
+    });
+    std::mt19937 random(6);
+    std::vector<std::string> keys;
+    for (int op = 0; op < 20'000; ++op) {
+      auto batch = (*db)->batch();
+      if (!keys.empty() && random() % 10 == 0) {
+        const auto& key = keys[random() % keys.size()];
+        batch.erase(family::packets, key);
+        model.erase(key);
+      } else {
+        // A device's keys mostly newest first (a descending time), some late, as packets arrive.
+        const auto& device = devices[random() % devices.size()];
+        const std::uint32_t t = random() % 8 == 0 ? random() % 1'000'000 : 1'000'000 - static_cast<std::uint32_t>(op);
+        std::string key = numbered(device, t) + numbered("", random() % 4);
+        const auto value = value_of(key, op);
+        batch.put(family::packets, key, value);
+        model[key] = value;
+        keys.push_back(std::move(key));
+      }
+      if (!(*db)->write(batch, durability::buffered)) {  // (a failed flush fails the writes after it)
+        failed = true;
+        break;
+      }
+    }
+    writing = false;
+    reader.join();
+    ASSERT_FALSE(failed);
+    EXPECT_GT(scans.load(), 0u);
+    EXPECT_GT((*db)->stats().live_sst_bytes, 0u);  // flushed: ~4 MB went through 64 KiB memtables
+    check_all(**db);
+  }
+  auto reopened = database::open({.dir = dir.path(), .memtable_bytes = 64u << 10});
+  ASSERT_TRUE(reopened);
+  check_all(**reopened);
 }
 
 }  // namespace fl::storage
