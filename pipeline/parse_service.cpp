@@ -316,12 +316,17 @@ int parse_service::timeout_for(const uuid& mandate) const {
 storage::result<void> parse_service::parse_into(const storage::device_ref& device, std::int64_t generation,
                                                 const std::vector<storage::pending_parse>& items,
                                                 const batch_addition& also) {
+  // Again when a packet of the batch changed while it was parsed; a batch that keeps changing
+  // (updates faster than its parse) fails the call, and a reparse job retries it after a pause.
+  constexpr int attempts = 3;
   storage::result<void> done;
-  for (bool again = true; again;) {  // again when a packet of the batch changed while it was parsed
+  bool again = true;
+  for (int attempt = 0; attempt < attempts && again && done; ++attempt) {
     again = false;
     done = parse_items(device, generation, items, also, false, nullptr, nullptr, nullptr, &again);
-    if (!done) break;
   }
+  if (done && again)
+    done = storage::error{storage::errc::busy, "packets of the batch changed during each of its parses"};
   if (done) {
     // Their queue entries went with the readings; the working copy must not offer them again.
     std::lock_guard lock(mutex_);
