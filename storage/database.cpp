@@ -12,6 +12,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <map>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "storage/insert_hints.hpp"
 #include "storage/layout_upgrade.hpp"
 #include "storage/skip_list_memtable.hpp"
+#include "storage/versioned_cache.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 // ThreadSanitizer's runtime (only in --tsan builds, scripts/test).
@@ -160,14 +162,58 @@ std::string prefix_successor(std::string_view prefix) {
 
 // ---- write_batch ----
 
+namespace {
+
+// The classes of keys of one family a batch touches (database::get_cached): byte 16 of a key.
+constexpr std::size_t class_byte = 16;
+constexpr std::size_t key_classes = 256;
+
+std::size_t class_of(std::string_view key) {
+  return key.size() > class_byte ? static_cast<unsigned char>(key[class_byte]) : 0;
+}
+
+class class_set {
+ public:
+  void add(std::size_t c) { words_[c / 64] |= std::uint64_t{1} << (c % 64); }
+  void add_all() { words_.fill(~std::uint64_t{0}); }
+  void merge(const class_set& other) {
+    for (std::size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
+  }
+  template <typename Visit>
+  void each(Visit visit) const {
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      for (std::uint64_t bits = words_[w]; bits != 0; bits &= bits - 1)
+        visit(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+    }
+  }
+
+ private:
+  std::array<std::uint64_t, key_classes / 64> words_{};
+};
+
+}  // namespace
+
 struct write_batch::impl {
   rocksdb::WriteBatch batch;
   const std::vector<rocksdb::ColumnFamilyHandle*>* handles = nullptr;
   rocksdb::Status status;      // first failure while building; reported by database::write
   head_changes heads;          // what it does to families with a head prefix, for the head cache
   std::uint32_t families = 0;  // bit per family it touches (database::version)
+  std::array<class_set, all_families.size()> classes;  // per family, the key classes it touches
 
-  void touch(family f) { families |= 1u << static_cast<unsigned>(f); }
+  void touch(family f, std::string_view key) {
+    families |= 1u << static_cast<unsigned>(f);
+    classes[static_cast<std::size_t>(f)].add(class_of(key));
+  }
+  // A range of keys: every class when it spans more than one.
+  void touch_prefix(family f, std::string_view prefix) {
+    families |= 1u << static_cast<unsigned>(f);
+    if (prefix.size() > class_byte) {
+      classes[static_cast<std::size_t>(f)].add(class_of(prefix));
+    } else {
+      classes[static_cast<std::size_t>(f)].add_all();
+    }
+  }
 
   // The family's handle, or null (and the batch refused) when it is not open: a retired family
   // after its upgrade. RocksDB would take a null handle for its default family.
@@ -187,19 +233,19 @@ write_batch::write_batch(write_batch&&) noexcept = default;
 write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 
 void write_batch::put(family f, std::string_view key, std::string_view value) {
-  impl_->touch(f);
+  impl_->touch(f, key);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Put(h, slice(key), slice(value)));
   if (spec_of(f).head_prefix != 0) impl_->heads.put(f, key, value);
 }
 
 void write_batch::add(family f, std::string_view key, std::int64_t n) {
-  impl_->touch(f);
+  impl_->touch(f, key);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Merge(h, slice(key), encode_counter(n)));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);  // the cache does not add: it forgets
 }
 
 void write_batch::erase(family f, std::string_view key) {
-  impl_->touch(f);
+  impl_->touch(f, key);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.Delete(h, slice(key)));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase(f, key);
 }
@@ -218,7 +264,7 @@ void write_batch::erase_prefix(family f, std::string_view prefix) {
     impl_->keep(rocksdb::Status::InvalidArgument("erase_prefix: the prefix reaches into keys with insert hints"));
     return;
   }
-  impl_->touch(f);
+  impl_->touch_prefix(f, prefix);
   if (auto* h = impl_->handle(f)) impl_->keep(impl_->batch.DeleteRange(h, slice(prefix), end));
   if (spec_of(f).head_prefix != 0) impl_->heads.erase_prefix(f, prefix);
 }
@@ -281,6 +327,7 @@ void write_batch::append(const write_batch& other) {
   impl_->keep(other.impl_->batch.Iterate(&copier));
   impl_->heads.append(other.impl_->heads);
   impl_->families |= other.impl_->families;
+  for (std::size_t f = 0; f < all_families.size(); ++f) impl_->classes[f].merge(other.impl_->classes[f]);
 }
 
 // ---- database ----
@@ -291,6 +338,13 @@ struct database::impl {
   std::unique_ptr<head_cache> heads;
   // Per family: how many writes that touch it have ended (version()).
   std::array<std::atomic<std::uint64_t>, all_families.size()> finished{};
+  // The same per family and key class (get_cached), and what get_cached keeps: by family byte | key.
+  std::array<std::atomic<std::uint64_t>, all_families.size() * key_classes> finished_class{};
+  mutable versioned_cache<std::optional<std::string>> rarely_written{{.max_bytes = 4u << 20, .max_entry_bytes = 256}};
+
+  std::atomic<std::uint64_t>& class_version(family f, std::string_view key) {
+    return finished_class[static_cast<std::size_t>(f) * key_classes + class_of(key)];
+  }
 
   rocksdb::ColumnFamilyHandle* handle(family f) const { return handles.at(static_cast<std::size_t>(f)); }
   template <typename Visit>
@@ -397,6 +451,28 @@ result<std::optional<std::string>> database::get(family f, std::string_view key)
   return std::optional<std::string>{std::move(value)};
 }
 
+result<std::optional<std::string>> database::get_cached(family f, std::string_view key) const {
+  // As records' documents (record_cache.hpp): the version is taken before the read, so a write
+  // that ends after it moves the version on and the value stored below is never served again.
+  const auto& version = impl_->class_version(f, key);
+  const std::uint64_t before = version.load();
+  std::string name(1, static_cast<char>(f));
+  name.append(key);
+  if (auto hit = impl_->rarely_written.find(name, before)) return *hit;
+  auto value = get(f, key);
+  if (!value) return value;
+  constexpr std::size_t kept_value_bytes = 64;
+  if (version.load() == before && (!*value || (*value)->size() <= kept_value_bytes)) {
+    const std::size_t bytes = name.size() + (*value ? (*value)->size() : 0) + 64;  // + the entry's own
+    impl_->rarely_written.store(name, before, std::make_shared<const std::optional<std::string>>(*value), bytes);
+  }
+  return value;
+}
+
+std::uint64_t database::cached_gets() const {
+  return impl_->rarely_written.hits();
+}
+
 write_batch database::batch() const {
   auto state = std::make_unique<write_batch::impl>();
   state->handles = &impl_->handles;
@@ -450,7 +526,10 @@ result<void> database::write(write_batch& batch, durability d) {
     impl_->heads->apply(heads);  // readers may now see it in RocksDB: the cache follows
   }
   // Counted once readers can see it (and when it failed: part of it may have reached the memtable).
-  impl::each_family(families, [&](std::size_t f) { ++impl_->finished[f]; });
+  impl::each_family(families, [&](std::size_t f) {
+    ++impl_->finished[f];
+    batch.impl_->classes[f].each([&](std::size_t c) { ++impl_->finished_class[f * key_classes + c]; });
+  });
   if (!status.ok()) return map_status(status, "write");
   return {};
 }

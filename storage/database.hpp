@@ -83,6 +83,14 @@ class database {
   // is current for as long as version() still returns n: any write that could have changed it
   // ends (and counts) later.
   [[nodiscard]] std::uint64_t version(family f) const;
+  // get() for keys read far more often than written (a device's generation pointer), from memory
+  // while no write has touched a key of `f` of the same class since it was read. A key's class is
+  // its byte 16 (the kind byte of the families that have one: mandate(16) | kind | ...; keys of 16
+  // bytes or fewer share class 0), so writes of other kinds, however many, leave it cached. Values
+  // up to 64 bytes and absent keys are kept (versioned_cache.hpp: 4 MiB, oldest out).
+  [[nodiscard]] result<std::optional<std::string>> get_cached(family f, std::string_view key) const;
+  // How many get_cached calls were answered from memory.
+  [[nodiscard]] std::uint64_t cached_gets() const;
   // Makes every write so far durable (fsync of the WAL). Safe to call while others write.
   [[nodiscard]] result<void> sync_wal();
   // Whether a family is open: always, except a retired one (column_families.hpp) that an older

@@ -38,7 +38,8 @@ std::string time_value(micros t) {
 }  // namespace
 
 result<std::int64_t> readings::generation(const uuid& mandate, const uuid& device) const {
-  auto raw = db_.get(family::index, generation_key(mandate, device));
+  // Read by every page and parse, written only when a reparse finishes: from memory.
+  auto raw = db_.get_cached(family::index, generation_key(mandate, device));
   if (!raw) return raw.error();
   if (!*raw) return std::int64_t{0};
   return read_i64(**raw);

@@ -119,6 +119,9 @@ http_response show_metrics(request_context& ctx) {
                      num(ctx.records().cached_reads()));
   out.single_gauge("fieldline_record_cache_bytes", "Catalog documents held in memory.",
                    num(ctx.records().cached_bytes()));
+  out.single_counter("fieldline_cached_gets_total",
+                     "Reads of rarely written keys (devices' generation pointers) answered from memory.",
+                     num(ctx.records().db().cached_gets()));
   http_response answer;
   answer.body = out.take();
   answer.content_type = std::string(metrics::exposition::content_type);

@@ -155,6 +155,16 @@ TEST_F(metrics_route, a_devices_catalog_documents_are_read_from_memory_the_secon
   EXPECT_GT(sample_sum(after, "fieldline_record_cache_bytes"), 0);
 }
 
+// A device's generation pointer, read by every page of its readings, is read from memory the second time.
+TEST_F(metrics_route, a_devices_generation_is_read_from_memory_the_second_time) {
+  const std::vector<std::pair<std::string, std::string>> auth{{"x-api-key", key_}};
+  EXPECT_EQ(client_->request("GET", "/api/v1/devices/" + device_ + "/readings", {}, auth).status, 200);
+  const auto before = scrape_text();
+  EXPECT_EQ(client_->request("GET", "/api/v1/devices/" + device_ + "/readings", {}, auth).status, 200);
+  const auto after = scrape_text();
+  EXPECT_GE(sample_sum(after, "fieldline_cached_gets_total"), sample_sum(before, "fieldline_cached_gets_total") + 1);
+}
+
 TEST_F(metrics_route, a_caller_that_is_not_local_needs_the_superadmin_key) {
   // A proxy on this machine forwards others' requests from loopback: not a local caller.
   for (const char* header : {"x-forwarded-for", "forwarded", "x-real-ip"}) {

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <fstream>
@@ -66,6 +69,98 @@ TEST(database, a_familys_version_moves_with_every_write_that_touches_it_and_no_o
   write([](write_batch& b) { b.add(family::counters, "c", 1); });
   EXPECT_GT(db->version(family::counters), counters);
   EXPECT_EQ(db->version(family::meta), v);
+}
+
+// get_cached's contract: what get() would answer, after every kind of write that touches the key
+// (put, erase, add, range erases long and short, a batch merged into another), and from memory
+// across writes to keys of other classes (byte 16: the kind byte).
+TEST(database, a_cached_get_answers_as_get_after_every_write_touching_its_key) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  const std::string mandate(16, 'm');
+  const std::string key = mandate + '\x06' + "device";
+  const auto write = [&](const std::function<void(write_batch&)>& fill) {
+    auto batch = db->batch();
+    fill(batch);
+    ASSERT_TRUE(db->write(batch, durability::buffered));
+  };
+  const auto agree = [&](const char* after) {
+    auto cached = db->get_cached(family::index, key);
+    auto read = db->get(family::index, key);
+    ASSERT_TRUE(cached && read);
+    EXPECT_EQ(*cached, *read) << "after " << after;
+  };
+  agree("nothing");
+  const struct {
+    const char* name;
+    std::function<void(write_batch&)> fill;
+  } writes[] = {
+      {"a put", [&](write_batch& b) { b.put(family::index, key, "1"); }},
+      {"another put", [&](write_batch& b) { b.put(family::index, key, "2"); }},
+      {"an erase", [&](write_batch& b) { b.erase(family::index, key); }},
+      {"a put again", [&](write_batch& b) { b.put(family::index, key, "3"); }},
+      {"a range erase of its kind", [&](write_batch& b) { b.erase_prefix(family::index, mandate + '\x06'); }},
+      {"a put again", [&](write_batch& b) { b.put(family::index, key, "4"); }},
+      {"a range erase of the mandate", [&](write_batch& b) { b.erase_prefix(family::index, mandate); }},
+      {"a merged batch",
+       [&](write_batch& b) {
+         auto other = db->batch();
+         other.put(family::index, key, "5");
+         b.put(family::meta, "x", "");
+         b.append(other);
+       }},
+  };
+  for (const auto& w : writes) {
+    agree("a read that cached it");
+    write(w.fill);
+    agree(w.name);
+  }
+  // Writes of other kinds (and of the same key in another family) leave it in memory.
+  ASSERT_TRUE(db->get_cached(family::index, key));
+  const auto hits = db->cached_gets();
+  write([&](write_batch& b) {
+    b.put(family::index, mandate + '\x0a' + "device", "x");
+    b.put(family::meta, key, "other family");
+    b.erase_prefix(family::index, mandate + '\x07');
+  });
+  agree("writes of other kinds");
+  EXPECT_EQ(db->cached_gets(), hits + 1);
+}
+
+// A reader that began before a write may read the old value, never keep it: after the writer's
+// write returns, every reader sees the new value or newer (a stale entry stored by a reader that
+// raced the write would be served on and on).
+TEST(database, a_cached_get_never_serves_what_a_finished_write_replaced) {
+  testing::temp_dir dir;
+  auto db = open_db(dir);
+  const std::string key = std::string(16, 'm') + '\x06' + "device";
+  {
+    auto first = db->batch();
+    first.put(family::index, key, "0");
+    ASSERT_TRUE(db->write(first, durability::buffered));
+  }
+  std::atomic<int> written{0};
+  std::atomic<bool> done{false};
+  std::atomic<int> stale{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&] {
+      while (!done) {
+        const int at_least = written.load();
+        auto value = db->get_cached(family::index, key);
+        if (!value || !*value || std::stoi(**value) < at_least) ++stale;
+      }
+    });
+  }
+  for (int i = 1; i <= 2000; ++i) {
+    auto batch = db->batch();
+    batch.put(family::index, key, std::to_string(i));
+    ASSERT_TRUE(db->write(batch, durability::buffered));
+    written = i;
+  }
+  done = true;
+  for (auto& r : readers) r.join();
+  EXPECT_EQ(stale, 0);
 }
 
 TEST(database, stats_report_sizes_and_no_stalls_on_a_quiet_database) {

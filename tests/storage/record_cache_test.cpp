@@ -160,7 +160,7 @@ TEST(record_cache, a_reader_with_an_older_version_keeps_a_newer_entry) {
 }
 
 TEST(record_cache, documents_past_the_bound_push_out_the_oldest_and_large_ones_are_not_kept) {
-  record_cache cache({.max_bytes = 100, .max_document_bytes = 40});
+  record_cache cache({.max_bytes = 100, .max_entry_bytes = 40});
   cache.store("a", 1, document(1), 40);
   cache.store("b", 1, document(2), 40);
   cache.store("c", 1, document(3), 40);
