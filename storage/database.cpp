@@ -463,7 +463,9 @@ result<std::optional<std::string>> database::get_cached(family f, std::string_vi
   if (!value) return value;
   constexpr std::size_t kept_value_bytes = 64;
   if (version.load() == before && (!*value || (*value)->size() <= kept_value_bytes)) {
-    const std::size_t bytes = name.size() + (*value ? (*value)->size() : 0) + 64;  // + the entry's own
+    // What the entry holds in memory: its name twice (map and age list), the value, and the
+    // nodes and shared block around them (~256 bytes).
+    const std::size_t bytes = 2 * name.size() + (*value ? (*value)->size() : 0) + 256;
     impl_->rarely_written.store(name, before, std::make_shared<const std::optional<std::string>>(*value), bytes);
   }
   return value;
@@ -520,16 +522,18 @@ result<void> database::write(write_batch& batch, durability d) {
   const std::uint32_t families = batch.impl_->families;
   impl_->heads->begin(heads);  // no head of what it touches is filled until it is applied
   auto status = impl_->db->Write(write_options, &batch.impl_->batch);
+  // Counted once readers can see it (and when it failed: part of it may have reached the memtable),
+  // before the head cache's bookkeeping, which allocates: should that throw, the versioned caches
+  // are outdated all the same.
+  impl::each_family(families, [&](std::size_t f) {
+    ++impl_->finished[f];
+    batch.impl_->classes[f].each([&](std::size_t c) { ++impl_->finished_class[f * key_classes + c]; });
+  });
   if (!status.ok()) {
     impl_->heads->abandon(heads);
   } else {
     impl_->heads->apply(heads);  // readers may now see it in RocksDB: the cache follows
   }
-  // Counted once readers can see it (and when it failed: part of it may have reached the memtable).
-  impl::each_family(families, [&](std::size_t f) {
-    ++impl_->finished[f];
-    batch.impl_->classes[f].each([&](std::size_t c) { ++impl_->finished_class[f * key_classes + c]; });
-  });
   if (!status.ok()) return map_status(status, "write");
   return {};
 }

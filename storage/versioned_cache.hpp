@@ -1,8 +1,8 @@
 #pragma once
-// Values read from RocksDB, kept in memory under the version their read began at (database::version
-// or database::key_version): served only while the caller's version is still that one, so any write
-// that could have changed a value outdates it. Shared, never changed: an entry dropped meanwhile
-// leaves a caller's value as it was.
+// Values read from RocksDB, kept in memory under the version their read began at
+// (database::version, or get_cached's version per family and key class): served only while the
+// caller's version is still that one, so any write that could have changed a value outdates it.
+// Shared, never changed: an entry dropped meanwhile leaves a caller's value as it was.
 //
 // Bounded: entries over `max_entry_bytes` are not kept, and past `max_bytes` the oldest go first.
 // Catalog documents (record_cache.hpp) and rarely written keys (database::get_cached) use it.
