@@ -340,7 +340,7 @@ struct database::impl {
   std::array<std::atomic<std::uint64_t>, all_families.size()> finished{};
   // The same per family and key class (get_cached), and what get_cached keeps: by family byte | key.
   std::array<std::atomic<std::uint64_t>, all_families.size() * key_classes> finished_class{};
-  mutable versioned_cache<std::optional<std::string>> rarely_written{{.max_bytes = 4u << 20, .max_entry_bytes = 256}};
+  mutable versioned_cache<std::optional<std::string>> rarely_written{{.max_bytes = 4u << 20, .max_entry_bytes = 512}};
 
   std::atomic<std::uint64_t>& class_version(family f, std::string_view key) {
     return finished_class[static_cast<std::size_t>(f) * key_classes + class_of(key)];
