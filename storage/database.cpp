@@ -461,10 +461,9 @@ result<std::optional<std::string>> database::get_cached(family f, std::string_vi
   if (auto hit = impl_->rarely_written.find(name, before)) return *hit;
   auto value = get(f, key);
   if (!value) return value;
-  constexpr std::size_t kept_value_bytes = 64;
-  if (version.load() == before && (!*value || (*value)->size() <= kept_value_bytes)) {
+  if (version.load() == before) {
     // What the entry holds in memory: its name twice (map and age list), the value, and the
-    // nodes and shared block around them (~256 bytes).
+    // nodes and shared block around them (~256 bytes). The cache keeps entries up to 512 bytes.
     const std::size_t bytes = 2 * name.size() + (*value ? (*value)->size() : 0) + 256;
     impl_->rarely_written.store(name, before, std::make_shared<const std::optional<std::string>>(*value), bytes);
   }

@@ -86,8 +86,9 @@ class database {
   // get() for keys read far more often than written (a device's generation pointer), from memory
   // while no write has touched a key of `f` of the same class since it was read. A key's class is
   // its byte 16 (the kind byte of the families that have one: mandate(16) | kind | ...; keys of 16
-  // bytes or fewer share class 0), so writes of other kinds, however many, leave it cached. Values
-  // up to 64 bytes and absent keys are kept (versioned_cache.hpp: 4 MiB, oldest out).
+  // bytes or fewer share class 0), so writes of other kinds, however many, leave it cached. Small
+  // values and absent keys are kept (versioned_cache.hpp: entries up to 512 bytes with their key
+  // and bookkeeping, 4 MiB in all, oldest out).
   [[nodiscard]] result<std::optional<std::string>> get_cached(family f, std::string_view key) const;
   // How many get_cached calls were answered from memory.
   [[nodiscard]] std::uint64_t cached_gets() const;
