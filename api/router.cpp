@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <exception>
 
 #include "api/resources/api_keys.hpp"
@@ -140,18 +141,38 @@ bool router::accepts_upload(std::string_view method, std::string_view target) co
   return false;
 }
 
+namespace {
+
+// The id's text in `buffer`, or "-" when there is none (unauthenticated requests).
+std::string_view id_or_dash(const std::optional<uuid>& id, std::array<char, 36>& buffer) {
+  if (!id) return "-";
+  buffer = id->text();
+  return {buffer.data(), buffer.size()};
+}
+
+}  // namespace
+
 void router::finished(std::string_view method, const request_facts& facts, int status,
                       std::chrono::steady_clock::duration took) const {
-  const std::string template_label =
-      facts.pattern.empty() ? std::string("unmatched") : std::string(facts.prefix) + std::string(facts.pattern);
+  // Once per request: the label, status and ids are written into buffers on the stack.
+  fmt::basic_memory_buffer<char, 128> template_label;
+  if (facts.pattern.empty()) {
+    template_label.append(std::string_view("unmatched"));
+  } else {
+    template_label.append(facts.prefix);
+    template_label.append(facts.pattern);
+  }
+  const std::string_view route_label(template_label.data(), template_label.size());
+  const fmt::format_int status_text(status);
   const std::string_view verb = method_label(method);
   const double seconds = std::chrono::duration<double>(took).count();
   auto& http = app_.telemetry.http;
-  http.requests.at({verb, template_label, std::to_string(status)}).add();
-  http.seconds.at({verb, template_label}).observe(seconds);
-  spdlog::info("request {} {} {} {:.1f}ms mandate={} key={}", verb, template_label, status, seconds * 1000,
-               facts.mandate ? facts.mandate->str() : std::string("-"),
-               facts.key_id ? facts.key_id->str() : std::string("-"));
+  http.requests.at({verb, route_label, {status_text.data(), status_text.size()}}).add();
+  http.seconds.at({verb, route_label}).observe(seconds);
+  std::array<char, 36> mandate{};
+  std::array<char, 36> key{};
+  spdlog::info("request {} {} {} {:.1f}ms mandate={} key={}", verb, route_label, status, seconds * 1000,
+               id_or_dash(facts.mandate, mandate), id_or_dash(facts.key_id, key));
 }
 
 http_response router::handle(const http_request& request) const {

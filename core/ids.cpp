@@ -69,16 +69,21 @@ std::optional<uuid> uuid::from_bytes(std::string_view raw) {
   return id;
 }
 
-std::string uuid::str() const {
+std::array<char, 36> uuid::text() const {
   static constexpr char digits[] = "0123456789abcdef";
-  char out[36];
+  std::array<char, 36> out{};
   std::size_t at = 0;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out[at++] = '-';
     out[at++] = digits[bytes[i] >> 4];
     out[at++] = digits[bytes[i] & 0x0F];
   }
-  return {out, sizeof out};
+  return out;
+}
+
+std::string uuid::str() const {
+  const auto chars = text();
+  return {chars.data(), chars.size()};
 }
 
 }  // namespace fl

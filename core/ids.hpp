@@ -24,6 +24,8 @@ struct uuid {
 
   [[nodiscard]] bool is_nil() const { return *this == uuid{}; }
   [[nodiscard]] std::string str() const;
+  // The same 36 characters without an allocation (for log lines and keys built in place).
+  [[nodiscard]] std::array<char, 36> text() const;
   [[nodiscard]] std::string_view raw() const { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
   auto operator<=>(const uuid&) const = default;
 };

@@ -1,5 +1,6 @@
 #include "core/metrics.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -77,9 +78,24 @@ histogram::snapshot histogram::read() const {
 counter_family::counter_family(std::vector<std::string> label_names, std::size_t first_label_cap)
     : names_(std::move(label_names)), cap_(first_label_cap) {}
 
+bool label_values_less::operator()(const std::vector<std::string>& a, values b) const {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                      [](std::string_view x, std::string_view y) { return x < y; });
+}
+
+bool label_values_less::operator()(values a, const std::vector<std::string>& b) const {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                      [](std::string_view x, std::string_view y) { return x < y; });
+}
+
 counter& counter_family::at(std::initializer_list<std::string_view> values) {
-  auto key = key_of(values);
   std::lock_guard lock(mutex_);
+  // The values as given name the instrument unless the first one is folded into "other".
+  const bool kept_as_given = values.size() == 0 || cap_ == unbounded || first_values_.contains(*values.begin());
+  if (kept_as_given) {
+    if (const auto found = items_.find(values); found != items_.end()) return *found->second;
+  }
+  auto key = key_of(values);
   if (!key.empty() && cap_ != unbounded && !first_values_.contains(key.front())) {
     if (first_values_.size() < cap_) {
       first_values_.insert(key.front());
@@ -102,9 +118,9 @@ histogram_family::histogram_family(std::vector<std::string> label_names, std::sp
     : names_(std::move(label_names)), bounds_(bounds) {}
 
 histogram& histogram_family::at(std::initializer_list<std::string_view> values) {
-  auto key = key_of(values);
   std::lock_guard lock(mutex_);
-  auto& slot = items_[std::move(key)];
+  if (const auto found = items_.find(values); found != items_.end()) return *found->second;
+  auto& slot = items_[key_of(values)];
   if (!slot) slot = std::make_unique<histogram>(bounds_);
   return *slot;
 }

@@ -66,6 +66,16 @@ class histogram {
 inline constexpr std::size_t unbounded = static_cast<std::size_t>(-1);
 inline constexpr std::string_view folded_label = "other";
 
+// Orders label value lists, and compares a stored list with the values a caller passes, so that
+// finding an instrument that exists allocates nothing (it runs once per HTTP request).
+struct label_values_less {
+  using is_transparent = void;
+  using values = std::initializer_list<std::string_view>;
+  bool operator()(const std::vector<std::string>& a, const std::vector<std::string>& b) const { return a < b; }
+  bool operator()(const std::vector<std::string>& a, values b) const;
+  bool operator()(values a, const std::vector<std::string>& b) const;
+};
+
 // Instruments of one kind told apart by label values. Finding an instrument takes a lock; using it
 // does not. Instruments are never removed (label sets are bounded by their callers or the cap).
 class counter_family {
@@ -80,7 +90,7 @@ class counter_family {
   std::size_t cap_;
   mutable std::mutex mutex_;
   std::set<std::string, std::less<>> first_values_;
-  std::map<std::vector<std::string>, std::unique_ptr<counter>> items_;
+  std::map<std::vector<std::string>, std::unique_ptr<counter>, label_values_less> items_;
 };
 
 class histogram_family {
@@ -94,7 +104,7 @@ class histogram_family {
   std::vector<std::string> names_;
   std::span<const double> bounds_;
   mutable std::mutex mutex_;
-  std::map<std::vector<std::string>, std::unique_ptr<histogram>> items_;
+  std::map<std::vector<std::string>, std::unique_ptr<histogram>, label_values_less> items_;
 };
 
 struct label {

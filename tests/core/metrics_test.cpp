@@ -58,6 +58,31 @@ TEST(metrics, a_family_folds_first_label_values_past_its_cap_into_other) {
   EXPECT_EQ((seen[{"other", "timeout"}]), 2u);
 }
 
+TEST(metrics, a_family_finds_the_instrument_of_equal_values_and_no_other) {
+  metrics::counter_family counters({"method", "route", "status"});
+  auto& ok = counters.at({"GET", "/a", "200"});
+  EXPECT_EQ(&counters.at({"GET", "/a", "200"}), &ok);
+  EXPECT_NE(&counters.at({"GET", "/a", "201"}), &ok);   // differs in the last value
+  EXPECT_NE(&counters.at({"GET", "/ab", "200"}), &ok);  // a longer value
+  EXPECT_NE(&counters.at({"GET", "/", "200"}), &ok);    // a shorter one
+  EXPECT_EQ(&counters.at({"GET", "/ab", "200"}), &counters.at({"GET", "/ab", "200"}));
+
+  metrics::histogram_family latencies({"method", "route"});
+  auto& get_a = latencies.at({"GET", "/a"});
+  EXPECT_EQ(&latencies.at({"GET", "/a"}), &get_a);
+  EXPECT_NE(&latencies.at({"PUT", "/a"}), &get_a);
+  EXPECT_NE(&latencies.at({"GET", "/a/"}), &get_a);
+
+  // Past the cap, a new first value and "other" itself count in the one folded instrument.
+  metrics::counter_family capped({"mandate"}, 1);
+  auto& a = capped.at({"a"});
+  auto& folded = capped.at({"b"});
+  EXPECT_NE(&folded, &a);
+  EXPECT_EQ(&capped.at({"other"}), &folded);
+  EXPECT_EQ(&capped.at({"c"}), &folded);
+  EXPECT_EQ(&capped.at({"a"}), &a);
+}
+
 TEST(metrics, the_exposition_is_valid_text_format_with_escaped_labels) {
   metrics::exposition out;
   metrics::counter_family requests({"route", "status"});
