@@ -25,6 +25,7 @@ broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& li
   thread_.start([this, from] {
     std::uint64_t next = from;
     while (!thread_.stopping()) {
+      if (idle_until_joined(next)) continue;
       auto read = feed_.read(next, read_batch, read_wait);
       if (read.lost) {
         spdlog::warn("websocket fan-out fell behind the change feed; closing every socket so clients resume");
@@ -65,12 +66,31 @@ void broadcaster::release(const uuid& mandate) {
     reserved_per_mandate_.erase(it);
 }
 
+bool broadcaster::idle_until_joined(std::uint64_t& next) {
+  std::unique_lock lock(mutex_);
+  if (sessions_.empty()) {
+    // Publishing wakes a waiting reader: under ingest that was a wake-up per round of packets only
+    // to build frames nobody gets (docs/BENCHMARKS.md).
+    idle_ = true;
+    joined_.wait_for(lock, read_wait, [&] { return !sessions_.empty() || thread_.stopping(); });
+    if (sessions_.empty()) return true;
+  }
+  if (idle_) {  // a socket joined while idle (maybe between two waits): resume where it joined
+    idle_ = false;
+    next = resume_from_;
+  }
+  return false;
+}
+
 bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
   const auto& f = session->filter();
   std::lock_guard lock(mutex_);
   if (closing_) return false;
+  // Whatever is published from here on reaches this socket: an idle reader resumes at the head.
+  if (idle_ && sessions_.empty()) resume_from_ = feed_.head();
   sessions_[{f.mandate, f.scope, f.target, f.stream}].push_back(session);
   if (counts_) counts_->subscribers.add(1);
+  joined_.notify_one();
   return true;
 }
 

@@ -9,6 +9,7 @@
 // that fell out of the feed's window cannot say what its sockets missed: it closes them all (1013,
 // reconnect with ?after=).
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -66,7 +67,9 @@ class broadcaster {
 
  private:
   using key = std::tuple<uuid, socket_scope, uuid, socket_stream>;  // mandate, scope, target, stream
-  void run();
+  // With no socket open, waits (without reading the feed) until one joins or a poll interval
+  // passed; true when it waited and found none. `next` then moves to where the first one joined.
+  bool idle_until_joined(std::uint64_t& next);
   void deliver(const pipeline::change& c);
   // Offers `frame` (of the change `of_device`) to the sessions under `k`; sessions opened with a
   // member key's rules get it only when the rules let them read the device.
@@ -85,7 +88,13 @@ class broadcaster {
   std::map<uuid, std::size_t> reserved_per_mandate_;
   std::map<key, std::vector<std::shared_ptr<websocket_session>>> sessions_;
   bool closing_ = false;
-  service_threads thread_{"fl-broadcast"};  // polls the feed (read_wait) and looks at its stop flag between reads
+  // Nobody to tell: the thread waits on `joined_` instead of reading (and being woken by) every
+  // change. The first socket to join then sets where reading resumes: the feed's head at its join.
+  std::condition_variable joined_;
+  bool idle_ = false;
+  std::uint64_t resume_from_ = 0;
+  // Polls the feed (read_wait) while sockets are open, looking at its stop flag between reads.
+  service_threads thread_{"fl-broadcast", mutex_, [this] { joined_.notify_all(); }};
 };
 
 }  // namespace fl::api

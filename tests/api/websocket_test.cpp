@@ -1,12 +1,15 @@
 // Websockets as wire-contract.md says: addresses and scopes, auth at the upgrade, one event per
 // frame with the REST list item as body, replay with ?after=, ping/pong, the ping deadline, the
 // bounded send queue, and closing on shutdown. Against a real server on loopback.
+#include <atomic>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <set>
 
+#include "api/http/broadcaster.hpp"
+#include "support/eventually.hpp"
 #include "support/raw_connection.hpp"
 #include "support/socket_fixture.hpp"
 
@@ -54,6 +57,59 @@ TEST_F(websockets, a_device_socket_pushes_each_new_packet_once_as_a_one_event_fr
   auto listed = call("GET", "/api/v1/devices/" + device_ + "/packets?limit=1&sort_direction=asc", key_);
   for (const auto& [k, v] : listed.data().as_array().at(0).as_object()) EXPECT_EQ(body.at(k), v) << k;
   EXPECT_EQ(event_of(frames[1]).second.at("id"), b);
+}
+
+// With no socket open the broadcaster does not read the feed; the first socket to open makes it
+// resume where that socket joined: it gets what follows, nothing published while nobody listened.
+TEST_F(websockets, a_socket_opened_after_nobody_listened_gets_what_follows_its_join_and_nothing_before) {
+  for (int i = 0; i < 3; ++i) post_packet(key_, device_, "01");
+  auto s = open(device_path("packets", device_), key_);
+  const auto a = post_packet(key_, device_, "0A");
+  const auto b = post_packet(key_, device_, "0B");
+  ASSERT_TRUE(probe_->wait_frames(s, 2));
+  EXPECT_EQ(ids_of(probe_->frames(s)), (std::vector<std::string>{a, b}));
+}
+
+namespace {
+
+// The memory feed, counting the changes its readers were handed.
+class counting_feed : public pipeline::change_feed {
+ public:
+  void publish(pipeline::change c) override { inner_->publish(std::move(c)); }
+  void publish(std::vector<pipeline::change> changes) override { inner_->publish(std::move(changes)); }
+  [[nodiscard]] std::uint64_t head() const override { return inner_->head(); }
+  pipeline::feed_read read(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait) override {
+    auto r = inner_->read(from, max, wait);
+    handed_out += r.changes.size();
+    return r;
+  }
+  void close() override { inner_->close(); }
+
+  std::atomic<std::size_t> handed_out{0};
+
+ private:
+  std::unique_ptr<pipeline::change_feed> inner_ = pipeline::make_memory_feed();
+};
+
+}  // namespace
+
+// Each change published used to wake the broadcaster to build a frame for nobody: a wake-up per
+// group-commit round under ingest (docs/BENCHMARKS.md). Waits a bounded time for a read that must
+// not happen; the old reader took the first change within milliseconds.
+TEST(websocket_broadcaster, reads_nothing_of_the_feed_while_no_socket_is_open) {
+  counting_feed feed;
+  api::websocket_limits limits;
+  api::broadcaster hub(feed, limits);
+  for (int i = 0; i < 50; ++i) {
+    pipeline::change c;
+    c.kind = pipeline::change_kind::packet_added;
+    c.mandate = uuid::random();
+    c.device = uuid::random();
+    c.item = uuid::random();
+    c.body = R"({"id":"x"})";
+    feed.publish(std::move(c));
+  }
+  EXPECT_FALSE(eventually([&] { return feed.handed_out.load() > 0; }, 500ms));
 }
 
 TEST_F(websockets, a_pushed_packet_embeds_its_interface_object) {
