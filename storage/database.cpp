@@ -125,7 +125,13 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
   if (spec.prefix_length > 0) {
     options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
   }
-  options.compression = rocksdb::kLZ4Compression;
+  // Levels 0 and 1 are written uncompressed, the rest with LZ4. Every byte ingested passes through
+  // a flush to level 0 and a compaction to level 1 soon after: compressing it there cost the flush
+  // thread a quarter of its CPU (~4 us per packet under ingest, docs/BENCHMARKS.md), for files
+  // that are rewritten shortly anyway. Older data, the bulk of the store, stays compressed.
+  options.compression_per_level = {rocksdb::kNoCompression,  rocksdb::kNoCompression,  rocksdb::kLZ4Compression,
+                                   rocksdb::kLZ4Compression, rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
+                                   rocksdb::kLZ4Compression};
   // Each hint is a skip list position in the memtable's arena (with a small map entry), so hints
   // count towards the memtable's size and go with its flush: bounded by write_buffer_size.
   options.memtable_insert_with_hint_prefix_extractor = std::make_shared<insert_hints>(spec.id);

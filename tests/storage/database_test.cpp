@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -9,6 +10,9 @@
 #include <vector>
 
 #include <fstream>
+
+#include <rocksdb/db.h>
+#include <rocksdb/table_properties.h>
 
 #include "storage/engine_stats.hpp"
 #include "storage/key_codec.hpp"
@@ -35,6 +39,38 @@ TEST(database, batch_survives_reopen) {
   EXPECT_EQ(*db->get(family::meta, "a"), std::optional<std::string>("1"));
   EXPECT_EQ(*db->get(family::packets, std::string(32, 'p') + "x"), std::optional<std::string>("2"));
   EXPECT_EQ(*db->get(family::meta, "missing"), std::nullopt);
+}
+
+// Flushes write level 0 uncompressed (and compactions level 1): compressing what a compaction
+// rewrites soon after cost the flush thread a quarter of its CPU under ingest (docs/BENCHMARKS.md).
+TEST(database, flushed_tables_are_written_uncompressed) {
+  testing::temp_dir dir;
+  {
+    auto db = database::open({.dir = dir.path(), .memtable_bytes = 64u << 10});
+    ASSERT_TRUE(db);
+    const std::string value(300, 'v');  // LZ4 would shrink it to a few bytes
+    for (int i = 0; i < 3000; ++i) {
+      auto batch = (*db)->batch();
+      batch.put(family::packets, std::string(32, 'p') + std::to_string(100000 + i), value);
+      ASSERT_TRUE((*db)->write(batch, durability::buffered));
+    }
+  }
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions{}, dir.path().string(), &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(
+      rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions{}, dir.path().string(), descriptors, &handles, &raw).ok());
+  std::unique_ptr<rocksdb::DB> opened(raw);
+  const auto at = std::find(names.begin(), names.end(), "packets_newest_first");
+  ASSERT_NE(at, names.end());
+  rocksdb::TablePropertiesCollection tables;
+  ASSERT_TRUE(raw->GetPropertiesOfAllTables(handles[static_cast<std::size_t>(at - names.begin())], &tables).ok());
+  EXPECT_GE(tables.size(), 3u);  // 900 KB through a 64 KiB memtable
+  for (const auto& [file, properties] : tables) EXPECT_EQ(properties->compression_name, "NoCompression") << file;
+  for (auto* h : handles) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
 }
 
 // The contract record_cache relies on: a family's version moves with every write that touches it
