@@ -126,9 +126,9 @@ rocksdb::ColumnFamilyOptions family_options(const family_spec& spec, const std::
     options.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(spec.prefix_length));
   }
   // Levels 0 and 1 are written uncompressed, the rest with LZ4. Every byte ingested passes through
-  // a flush to level 0 and a compaction to level 1 soon after: compressing it there cost the flush
-  // thread a quarter of its CPU (~4 us per packet under ingest, docs/BENCHMARKS.md), for files
-  // that are rewritten shortly anyway. Older data, the bulk of the store, stays compressed.
+  // a flush to level 0 and a compaction to level 1 soon after: compressing it there took about
+  // half of the flush thread's CPU per ingested packet (docs/BENCHMARKS.md), for files that are
+  // rewritten shortly anyway. Older data, the bulk of the store, stays compressed.
   options.compression_per_level = {rocksdb::kNoCompression,  rocksdb::kNoCompression,  rocksdb::kLZ4Compression,
                                    rocksdb::kLZ4Compression, rocksdb::kLZ4Compression, rocksdb::kLZ4Compression,
                                    rocksdb::kLZ4Compression};
