@@ -78,14 +78,23 @@ histogram::snapshot histogram::read() const {
 counter_family::counter_family(std::vector<std::string> label_names, std::size_t first_label_cap)
     : names_(std::move(label_names)), cap_(first_label_cap) {}
 
-bool label_values_less::operator()(const std::vector<std::string>& a, values b) const {
+namespace {
+
+// Stored values against given ones, either way round, compared as string_views.
+template <typename A, typename B>
+bool values_less(const A& a, const B& b) {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
                                       [](std::string_view x, std::string_view y) { return x < y; });
 }
 
+}  // namespace
+
+bool label_values_less::operator()(const std::vector<std::string>& a, values b) const {
+  return values_less(a, b);
+}
+
 bool label_values_less::operator()(values a, const std::vector<std::string>& b) const {
-  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                      [](std::string_view x, std::string_view y) { return x < y; });
+  return values_less(a, b);
 }
 
 counter& counter_family::at(std::initializer_list<std::string_view> values) {
