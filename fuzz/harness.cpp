@@ -103,12 +103,14 @@ void check_answer(const api::http_response& response) {
   if (ec || !parsed.is_object()) __builtin_trap();
   const auto* status = parsed.as_object().if_contains("status");
   if (!status) __builtin_trap();
-  // The probes (/healthz, /readyz) answer a bare word for load balancers (api/resources/health.cpp).
+  // The probes (/healthz, /readyz) answer a bare word for load balancers (api/resources/health.cpp):
+  // {"status":"ok"|"ready"} alone, or 503 {"status":"not_ready","not_ready":{...}}.
   if (status->is_string()) {
+    const auto& body = parsed.as_object();
     const auto& word = status->get_string();
-    const bool probe = (response.status == 200 && (word == "ok" || word == "ready")) ||
-                       (response.status == 503 && word == "not_ready");
-    if (!probe) __builtin_trap();
+    const bool up = response.status == 200 && body.size() == 1 && (word == "ok" || word == "ready");
+    const bool down = response.status == 503 && body.size() == 2 && word == "not_ready" && body.contains("not_ready");
+    if (!up && !down) __builtin_trap();
     return;
   }
   if (response.status >= 500) __builtin_trap();
