@@ -17,6 +17,7 @@
 
 #include <spdlog/spdlog.h>
 #include "api/http/envelope.hpp"
+#include "api/http/parse_buffered.hpp"
 #include "api/http/websocket_session.hpp"
 
 namespace fl::api {
@@ -198,8 +199,11 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
     if (!first) lowest.expires_after(limits.header_timeout);
     first = false;
     const auto began = std::chrono::steady_clock::now();  // the request log's duration starts here
-    auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
-    beast::error_code ec = header_ec;
+    beast::error_code ec;
+    if (!parse_buffered(parser, buffer, parse_until::header, ec)) {
+      auto [header_ec, header_bytes] = co_await http::async_read_header(stream_, buffer, parser, tuple_awaitable);
+      ec = header_ec;
+    }
     if (!ec || ec == http::error::body_limit) {
       const auto& head = parser.get();
       // Only a body that may be longer than the usual cap asks the routes (a path split and match).
@@ -214,7 +218,7 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
       lowest.expires_after(limits.write_timeout);
       co_await http::async_write(stream_, cont, tuple_awaitable);
     }
-    if (!ec) {
+    if (!ec && !parse_buffered(parser, buffer, parse_until::message, ec)) {
       lowest.expires_after(limits.request_timeout);
       auto [body_ec, body_bytes] = co_await http::async_read(stream_, buffer, parser, tuple_awaitable);
       ec = body_ec;

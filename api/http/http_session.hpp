@@ -50,7 +50,7 @@ struct session_shared {
 template <class Stream>
 class http_session : public std::enable_shared_from_this<http_session<Stream>> {
  public:
-  // `stream`'s socket runs on its own strand.
+  // `stream`'s socket lives on one I/O shard (api/http/io_shards.hpp): its handlers never run at once.
   http_session(Stream stream, const session_shared& shared);
 
   // Serves requests until the peer leaves, a limit is hit or the registry cuts it; closes the socket.
@@ -65,7 +65,7 @@ class http_session : public std::enable_shared_from_this<http_session<Stream>> {
 
   const session_shared& shared_;
   Stream stream_;
-  bool waiting_for_request_ = false;  // only touched on the socket's strand
+  bool waiting_for_request_ = false;  // only touched on the socket's shard
 };
 
 }  // namespace fl::api

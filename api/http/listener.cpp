@@ -22,9 +22,9 @@ constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds accept_pause{100};  // when out of descriptors
 constexpr std::chrono::seconds report_interval{10};     // between log lines about refusals and evictions
 
-listener::listener(asio::io_context& ioc, const control_strand& control, const session_shared& shared,
+listener::listener(io_shards& shards, const control_strand& control, const session_shared& shared,
                    std::function<void(std::size_t)> on_session_end)
-    : ioc_(ioc),
+    : shards_(shards),
       acceptor_(control),
       report_timer_(control),
       shared_(shared),
@@ -55,7 +55,8 @@ void listener::close() {
 
 asio::awaitable<void> listener::run() {
   while (!shared_.stopping) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), tuple_awaitable);
+    const std::size_t shard = shards_.quietest();
+    auto [ec, socket] = co_await acceptor_.async_accept(shards_.executor_of(shard), tuple_awaitable);
     if (ec) {
       if (shared_.stopping || ec == asio::error::operation_aborted) break;
       if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
@@ -89,21 +90,22 @@ asio::awaitable<void> listener::run() {
     if (shared_.tls) {
       start(std::make_shared<http_session<beast::ssl_stream<beast::tcp_stream>>>(
                 beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *shared_.tls), shared_),
-            admitted.conn);
+            admitted.conn, shard);
     } else {
       start(std::make_shared<http_session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared_),
-            admitted.conn);
+            admitted.conn, shard);
     }
   }
 }
 
 template <class Session>
-void listener::start(std::shared_ptr<Session> session, connection_registry::id conn) {
+void listener::start(std::shared_ptr<Session> session, connection_registry::id conn, std::size_t shard) {
   shared_.registry.attach(conn, [weak = std::weak_ptr<Session>(session)] {
     if (auto s = weak.lock()) s->interrupt();
   });
   auto executor = session->executor();
-  asio::co_spawn(executor, session->run(conn), [this, session, conn](const std::exception_ptr& failure) {
+  shards_.join(shard);
+  asio::co_spawn(executor, session->run(conn), [this, session, conn, shard](const std::exception_ptr& failure) {
     if (failure) {
       try {
         std::rethrow_exception(failure);
@@ -111,6 +113,7 @@ void listener::start(std::shared_ptr<Session> session, connection_registry::id c
         spdlog::error("connection failed: {}", e.what());
       }
     }
+    shards_.leave(shard);
     on_session_end_(shared_.registry.release(conn));
   });
 }

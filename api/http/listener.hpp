@@ -6,7 +6,6 @@
 // refused clients hold nothing open.
 // Lives on the server's control strand.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -17,16 +16,17 @@
 #include <string>
 
 #include "api/http/http_session.hpp"
+#include "api/http/io_shards.hpp"
 
 namespace fl::api {
 
 class listener {
  public:
   using control_strand = boost::asio::strand<boost::asio::io_context::executor_type>;
-  // Each accepted socket gets a strand of its own.
-  using accepted_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, control_strand>;
+  // Each accepted socket lives on one I/O shard (api/http/io_shards.hpp).
+  using accepted_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, io_shards::executor>;
   // `on_session_end(open)` runs after a session closed, with how many are still open (any thread).
-  listener(boost::asio::io_context& ioc, const control_strand& control, const session_shared& shared,
+  listener(io_shards& shards, const control_strand& control, const session_shared& shared,
            std::function<void(std::size_t)> on_session_end);
 
   // Binds and listens; throws std::runtime_error with the reason (a startup error).
@@ -40,12 +40,12 @@ class listener {
  private:
   // Registers `session` with the registry and runs it (plain or TLS).
   template <class Session>
-  void start(std::shared_ptr<Session> session, connection_registry::id conn);
+  void start(std::shared_ptr<Session> session, connection_registry::id conn, std::size_t shard);
   void refuse(accepted_socket& socket, connection_registry::admission why);
   void report_pressure();
   void log_pressure(std::chrono::steady_clock::time_point now);
 
-  boost::asio::io_context& ioc_;
+  io_shards& shards_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer report_timer_;
   const session_shared& shared_;

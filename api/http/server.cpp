@@ -13,14 +13,13 @@
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "api/http/broadcaster.hpp"
 #include "api/http/connection_registry.hpp"
 #include "api/http/http_session.hpp"
+#include "api/http/io_shards.hpp"
 #include "api/http/listener.hpp"
-#include "core/thread_name.hpp"
 
 namespace fl::api {
 
@@ -31,9 +30,9 @@ namespace beast = boost::beast;
 // threads and the drain.
 struct http_server::impl {
   server_limits limits;
-  asio::io_context ioc;
-  // Acceptor, signals and the drain timer are only touched on this strand.
-  asio::strand<asio::io_context::executor_type> control{asio::make_strand(ioc)};
+  io_shards shards;
+  // Acceptor, signals and the drain timer are only touched on this strand (on the first shard).
+  asio::strand<asio::io_context::executor_type> control;
   std::optional<asio::steady_timer> drain_deadline;
   std::atomic<bool> stopping{false};
   connection_registry registry;
@@ -46,19 +45,22 @@ struct http_server::impl {
 
   impl(const router& r, server_limits l, pipeline::change_feed* feed, std::shared_ptr<asio::ssl::context> t)
       : limits(l),
-        ioc(l.threads),
+        shards(l.threads),
+        control(asio::make_strand(shards.first())),
         registry({.max_connections = l.max_connections, .max_connections_per_address = l.max_connections_per_address}),
         writers(static_cast<std::size_t>(std::max(1, l.write_threads))),
         sockets(feed ? std::make_unique<broadcaster>(*feed, limits.websocket, &r.telemetry().websockets) : nullptr),
         tls(std::move(t)),
         shared{r, limits, writers, stopping, registry, sockets.get(), replays, tls.get()},
-        incoming(ioc, control, shared, [this](std::size_t open) {
+        incoming(shards, control, shared, [this](std::size_t open) {
           if (open == 0 && stopping) asio::post(control, [this] { finish_drain_if_done(); });
         }) {}
 
   // Runs on `control`.
   void finish_drain_if_done() {
-    if (registry.open_connections() == 0 && drain_deadline) drain_deadline->cancel();
+    if (registry.open_connections() != 0 || !drain_deadline) return;
+    drain_deadline->cancel();
+    shards.release();  // the I/O threads return once what is left (closing sockets) is done
   }
 
   void begin_stop() {
@@ -76,7 +78,7 @@ struct http_server::impl {
       drain_deadline->async_wait([this](beast::error_code ec) {
         if (!ec) {
           spdlog::warn("drain deadline reached; closing remaining connections");
-          ioc.stop();
+          shards.stop();
         }
       });
       finish_drain_if_done();
@@ -117,15 +119,7 @@ void http_server::run(bool handle_signals) {
     };
   }
   asio::co_spawn(impl_->control, impl_->incoming.run(), asio::detached);
-  std::vector<std::thread> workers;
-  for (int i = 1; i < impl_->limits.threads; ++i) {
-    workers.emplace_back([this] {
-      name_this_thread("fl-io");
-      impl_->ioc.run();
-    });
-  }
-  impl_->ioc.run();
-  for (auto& t : workers) t.join();
+  impl_->shards.run();
   impl_->writers.join();  // every connection is closed, so no write is still running
   impl_->replays.join();
   // The drain-deadline timer may still be pending after a clean drain; it is dropped with the context.

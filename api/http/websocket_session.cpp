@@ -109,7 +109,7 @@ void websocket_session::close_soon(std::uint16_t code, std::string reason) {
 void websocket_session::kick() {
   if (kicked_) return;
   kicked_ = true;
-  // The writer checks the queue on the strand right before it waits, so a cancel that runs before
+  // The writer checks the queue on the socket's shard right before it waits, so a cancel that runs before
   // its wait finds the queue non-empty there, and one that runs after ends the wait.
   asio::post(stream_->executor(), [self = shared_from_this()] { self->wake_.cancel(); });
 }

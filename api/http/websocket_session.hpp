@@ -102,7 +102,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   std::optional<closing> close_;
   bool kicked_ = false;
 
-  // Only on the socket's strand:
+  // Only on the socket's shard (one thread):
   bool done_ = false;
   bool read_done_ = false;
   std::string message_;  // a fragmented client message being assembled

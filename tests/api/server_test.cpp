@@ -114,6 +114,42 @@ TEST_F(server, open_connections_counts_each_connection_until_it_is_closed) {
   EXPECT_TRUE(eventually([&] { return server_->open_connections() == 0; }, 5s));
 }
 
+// Requests that arrive together (pipelined, or a header and its body in one segment) are parsed
+// from what was read, without another read: each is answered, in order, and nothing of one
+// leaks into the next.
+TEST_F(server, requests_sent_back_to_back_in_one_write_are_each_answered_in_order) {
+  const std::string body = R"({"mandate":{"name":"Pipelined"}})";
+  const std::string create = "POST /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
+                             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  raw_connection c(server_->port());
+  ASSERT_TRUE(c.send(list_mandates() + create + list_mandates() + "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const auto before = c.read_response(5s);
+  EXPECT_EQ(before.status, 200);
+  EXPECT_EQ(before.body.find("Pipelined"), std::string::npos) << before.body;
+  const auto created = c.read_response(5s);
+  EXPECT_EQ(created.status, 201) << created.body;
+  const auto after = c.read_response(5s);
+  EXPECT_EQ(after.status, 200);
+  EXPECT_NE(after.body.find("Pipelined"), std::string::npos) << after.body;
+  EXPECT_EQ(c.read_response(5s).status, 404);
+}
+
+// The same request in pieces: the header split mid-line, the body after it in two parts.
+TEST_F(server, a_request_arriving_in_pieces_is_read_whole) {
+  const std::string body = R"({"mandate":{"name":"In pieces"}})";
+  const std::string create = "POST /admin/v1/mandates HTTP/1.1\r\nHost: x\r\nx-api-key: " + superadmin_ +
+                             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  raw_connection c(server_->port());
+  const std::size_t header_end = create.size() - body.size();
+  for (const auto& piece : {create.substr(0, 20), create.substr(20, header_end - 20), body.substr(0, 5)}) {
+    ASSERT_TRUE(c.send(piece));
+    // Each piece is on its way before the next: the server cannot answer an incomplete request.
+    EXPECT_EQ(c.read_response(50ms).status, 0);
+  }
+  ASSERT_TRUE(c.send(body.substr(5)));
+  EXPECT_EQ(c.read_response(5s).status, 201);
+}
+
 TEST_F(server, rejects_body_over_limit_with_413_json) {
   auto c = client();
   auto res = c.request("POST", "/admin/v1/mandates", std::string(5000, ' '), {{"x-api-key", superadmin_}});
