@@ -122,6 +122,8 @@ struct request_context {
   principal caller;
   std::vector<std::pair<std::string_view, std::string>> params;  // decoded path variables
   std::string_view secret;  // the key or token presented (streams and replays check it again later)
+  // Websocket upgrades: the change feed's head before the caller was checked (socket_upgrade).
+  std::uint64_t feed_mark = 0;
 
   [[nodiscard]] const std::string& param(std::string_view name) const;
   // The mandate the request acts in (resource routes guarantee it is set).

@@ -257,6 +257,9 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
       request_context ctx{app_, request, *query, principal{}, std::move(params)};
       return stamped(found->handler(ctx));
     }
+    // A socket must see every change that could end it from here on: its key's, its device's (see
+    // socket_upgrade::feed_mark). Taken before the key is resolved and the handler looks anything up.
+    const std::uint64_t feed_mark = request.websocket_upgrade ? app_.feed->head() : 0;
     auto caller = app_.principals.resolve(key ? *key : std::string_view{});
     if (!caller) return stamped(error_response(caller.error()));
     facts.mandate = caller->mandate;
@@ -265,7 +268,7 @@ std::optional<http_response> router::dispatch(const http_request& request, bool 
     if (rate && !rate->allowed) return stamped(with_rate_headers(error_response(too_many(*rate)), rate));
     if (auto denied = check_access(found->level, *caller))
       return stamped(with_rate_headers(error_response(*denied), rate));
-    request_context ctx{app_, request, *query, *caller, std::move(params), *key};
+    request_context ctx{app_, request, *query, *caller, std::move(params), *key, feed_mark};
     return stamped(with_rate_headers(found->handler(ctx), rate));
   } catch (const std::exception& e) {
     spdlog::error("handler failed on {} {}: {}", method_label(request.method), request.path, e.what());

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/http/socket_closes.hpp"
 #include "api/http/websocket_session.hpp"
 
 namespace fl::api {
@@ -15,15 +16,16 @@ namespace {
 
 constexpr std::size_t read_batch = 1024;
 constexpr std::chrono::milliseconds read_wait{100};  // how often the thread looks at the stop flag when idle
-constexpr std::uint16_t close_normal = 1000, close_going_away = 1001, close_policy = 1008, close_try_again_later = 1013;
+constexpr std::uint16_t close_going_away = 1001, close_try_again_later = 1013;
 
 }  // namespace
 
 broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits, websocket_metrics* counts)
     : feed_(feed), limits_(limits), counts_(counts) {
-  const std::uint64_t from = feed_.head();  // sockets see what is published from now on
-  thread_.start([this, from] {
-    std::uint64_t next = from;
+  // Idle until the first socket joins, which sets where reading starts: the feed's head then.
+  idle_ = true;
+  thread_.start([this] {
+    std::uint64_t next = 0;
     while (!thread_.stopping()) {
       if (idle_until_joined(next)) continue;
       auto read = feed_.read(next, read_batch, read_wait);
@@ -82,16 +84,40 @@ bool broadcaster::idle_until_joined(std::uint64_t& next) {
   return false;
 }
 
-bool broadcaster::join(const std::shared_ptr<websocket_session>& session) {
+bool broadcaster::join(const std::shared_ptr<websocket_session>& session, std::uint64_t checked_at) {
   const auto& f = session->filter();
   std::lock_guard lock(mutex_);
   if (closing_) return false;
   // Whatever is published from here on reaches this socket: an idle reader resumes at the head.
-  if (idle_ && sessions_.empty()) resume_from_ = feed_.head();
+  if (idle_ && sessions_.empty()) resume_from_ = delivered_until_ = feed_.head();
   sessions_[{f.mandate, f.scope, f.target, f.stream}].push_back(session);
   if (counts_) counts_->subscribers.add(1);
+  close_if_missed(*session, checked_at);
   joined_.notify_one();
   return true;
+}
+
+// Under mutex_. The changes published after the socket's caller was checked (`from`) and before
+// delivery to it begins (`delivered_until_`) were delivered to the others only: a key revoked or
+// a device deleted in that window (microseconds, or a lagging broadcaster's backlog) must still
+// end this socket. A window gone from the feed cannot be checked: the socket closes (1013).
+void broadcaster::close_if_missed(websocket_session& session, std::uint64_t from) {
+  while (from < delivered_until_) {
+    auto read = feed_.read(from, read_batch, std::chrono::milliseconds(0));
+    if (read.lost) {
+      session.close_soon(close_try_again_later, "the server fell behind; reconnect");
+      return;
+    }
+    if (read.changes.empty()) return;
+    for (const auto& c : read.changes) {
+      if (c->position >= delivered_until_) return;
+      if (auto why = close_for(session.filter(), *c)) {
+        session.close_soon(why->code, std::string(why->reason));
+        return;
+      }
+    }
+    from = read.next;
+  }
 }
 
 void broadcaster::leave(const websocket_session& session) {
@@ -115,43 +141,35 @@ void broadcaster::close_all() {
 }
 
 void broadcaster::deliver(const change& c) {
-  switch (c.kind) {
-    case change_kind::packet_added:
-    case change_kind::reading_added: {
-      if (!c.device) return;
-      const auto stream = c.kind == change_kind::packet_added ? socket_stream::packets : socket_stream::readings;
-      auto frame = std::make_shared<const std::string>(socket_frame(change_kind_name(c.kind), c.body));
-      std::lock_guard lock(mutex_);
-      // Every scope checks a member's rules on the device as it is now: a device renamed out of a
-      // member's reach stops reaching its device socket too.
-      offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c);
-      for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c);
-      offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c);
-      return;
-    }
-    case change_kind::device_deleted:
-      if (c.device)
-        close_matching(c.mandate, std::pair{socket_scope::device, *c.device}, close_normal, "device deleted");
-      return;
-    case change_kind::folder_deleted:
-      for (const auto& folder : c.folders)
-        close_matching(c.mandate, std::pair{socket_scope::folder, folder}, close_normal, "folder deleted");
-      return;
-    case change_kind::mandate_deleted:
-      close_matching(c.mandate, std::nullopt, close_normal, "mandate deleted");
-      return;
-    case change_kind::key_changed:
-      close_key(c.item);
-      return;
-    case change_kind::packet_updated:
-    case change_kind::packet_deleted:
-    case change_kind::readings_replaced:
-    case change_kind::device_changed:
-    case change_kind::action_changed:
-    case change_kind::driver_instance_changed:
-    case change_kind::interface_changed:
-      return;  // not pushed: sockets carry additions only (wire-contract.md); folder routing reads `folders`
+  const bool addition = c.kind == change_kind::packet_added || c.kind == change_kind::reading_added;
+  // The frame is built once, outside the lock.
+  std::shared_ptr<const std::string> frame;
+  if (addition && c.device) frame = std::make_shared<const std::string>(socket_frame(change_kind_name(c.kind), c.body));
+  std::lock_guard lock(mutex_);
+  delivered_until_ = c.position + 1;  // a socket joining from now on gets what follows this change
+  if (frame) {
+    const auto stream = c.kind == change_kind::packet_added ? socket_stream::packets : socket_stream::readings;
+    // Every scope checks a member's rules on the device as it is now: a device renamed out of a
+    // member's reach stops reaching its device socket too.
+    offer({c.mandate, socket_scope::device, *c.device, stream}, frame, c);
+    for (const auto& folder : c.folders) offer({c.mandate, socket_scope::folder, folder, stream}, frame, c);
+    offer({c.mandate, socket_scope::mandate, uuid::nil(), stream}, frame, c);
+    return;
   }
+  // Changes that end sockets (socket_closes.hpp); others are not pushed: sockets carry additions
+  // only (wire-contract.md), folder routing reads `folders`. A key is rare to change and may be
+  // any socket's: every socket is looked at; the others only the mandate's.
+  const auto close_if = [&](websocket_session& s) {
+    if (auto why = close_for(s.filter(), c)) s.close_soon(why->code, std::string(why->reason));
+  };
+  if (c.kind == change_kind::key_changed) {
+    for (auto& [k, list] : sessions_)
+      for (auto& s : list) close_if(*s);
+    return;
+  }
+  for (auto it = sessions_.lower_bound({c.mandate, socket_scope::device, uuid::nil(), socket_stream::packets});
+       it != sessions_.end() && std::get<0>(it->first) == c.mandate; ++it)
+    for (auto& s : it->second) close_if(*s);
 }
 
 // Under mutex_.
@@ -164,24 +182,6 @@ void broadcaster::offer(const key& k, const std::shared_ptr<const std::string>& 
                                        {of_device.device->str(), of_device.device_name, of_device.device_slug}))
       continue;  // a member's socket: a device its groups may not read
     s->offer(frame, of_device.item);
-  }
-}
-
-// Rare (an operator edits or deletes a key): every socket is looked at.
-void broadcaster::close_key(const uuid& api_key) {
-  std::lock_guard lock(mutex_);
-  for (auto& [k, list] : sessions_)
-    for (auto& s : list)
-      if (s->filter().key == api_key) s->close_soon(close_policy, "the key was changed or revoked; reconnect");
-}
-
-void broadcaster::close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only,
-                                 std::uint16_t code, const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  for (auto it = sessions_.lower_bound({mandate, socket_scope::device, uuid::nil(), socket_stream::packets});
-       it != sessions_.end() && std::get<0>(it->first) == mandate; ++it) {
-    if (only && (std::get<1>(it->first) != only->first || std::get<2>(it->first) != only->second)) continue;
-    for (auto& s : it->second) s->close_soon(code, reason);
   }
 }
 

@@ -5,7 +5,9 @@
 // bounded queue. Offering never waits: a socket whose queue is full closes itself (1008). So fan-out
 // costs the I/O threads only the writes, and no subscriber can slow the feed, ingest or the others.
 //
-// Deleting a device, folder or mandate closes the sockets that followed it (1000). A broadcaster
+// Deleting a device, folder or mandate closes the sockets that followed it (1000), a changed key the
+// sockets opened with it (1008; socket_closes.hpp), also when the change came between the check of
+// the socket's caller and its join. A broadcaster
 // that fell out of the feed's window cannot say what its sockets missed: it closes them all (1013,
 // reconnect with ?after=).
 #include <atomic>
@@ -55,9 +57,11 @@ class broadcaster {
   // nullopt when the socket would pass the budget (the upgrade then gets 503).
   [[nodiscard]] std::optional<slot> reserve(const uuid& mandate);
   // From the moment this returns, every change matching the session's filter is offered to it (the
-  // session joins before its handshake answer goes out).
+  // session joins before its handshake answer goes out). `checked_at`: the feed's head before the
+  // session's caller was checked (socket_upgrade::feed_mark); a change since then that ends the
+  // socket (socket_closes.hpp) ends it even when it went by before this join.
   // False once closing: the session should close (1001).
-  [[nodiscard]] bool join(const std::shared_ptr<websocket_session>& session);
+  [[nodiscard]] bool join(const std::shared_ptr<websocket_session>& session, std::uint64_t checked_at);
   void leave(const websocket_session& session);
   // Shutdown, first step: no more joins, every socket closes with 1001. The thread stops with the
   // destructor.
@@ -74,11 +78,9 @@ class broadcaster {
   // Offers `frame` (of the change `of_device`) to the sessions under `k`; sessions opened with a
   // member key's rules get it only when the rules let them read the device.
   void offer(const key& k, const std::shared_ptr<const std::string>& frame, const pipeline::change& of_device);
-  void close_matching(const uuid& mandate, std::optional<std::pair<socket_scope, uuid>> only, std::uint16_t code,
-                      const std::string& reason);
+  void close_if_missed(websocket_session& session, std::uint64_t from);
 
   void release(const uuid& mandate);
-  void close_key(const uuid& api_key);
 
   pipeline::change_feed& feed_;
   const websocket_limits& limits_;
@@ -93,6 +95,8 @@ class broadcaster {
   std::condition_variable joined_;
   bool idle_ = false;
   std::uint64_t resume_from_ = 0;
+  // The position of the first change not yet delivered: a socket joining now gets it and what follows.
+  std::uint64_t delivered_until_ = 0;
   // Polls the feed (read_wait) while sockets are open, looking at its stop flag between reads.
   service_threads thread_{"fl-broadcast", mutex_, [this] { joined_.notify_all(); }};
 };

@@ -74,6 +74,9 @@ struct websocket_limits {
 struct socket_upgrade {
   socket_filter filter;
   std::shared_ptr<replay_source> replay;  // null without `after`
+  // The change feed's head before the caller was checked (the router takes it before resolving the
+  // key): changes from here on that end a socket reach it, even those before it joined.
+  std::uint64_t feed_mark = 0;
 };
 
 }  // namespace fl::api

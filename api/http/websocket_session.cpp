@@ -56,7 +56,7 @@ asio::awaitable<void> websocket_session::run(beast::http::request<beast::http::s
   // Joined before the 101 goes out: a client may act as soon as it sees it (post a packet, or an
   // operator revoke its key), and what that changes must reach this socket. Changes offered during
   // the handshake wait in the queue.
-  if (!hub_.join(self)) close_soon(close_going_away, "the server is shutting down");
+  if (!hub_.join(self, upgrade_.feed_mark)) close_soon(close_going_away, "the server is shutting down");
   // Beast validates the upgrade request and answers it (or refuses it with 400); the frames after it
   // are ours (websocket_frames.hpp).
   const auto accept_ec = co_await stream_->accept_websocket(request, headers, limits_.write_timeout);

@@ -173,6 +173,7 @@ http_response open_socket(request_context& ctx, socket_scope scope, socket_strea
   if (auto refused = bad_handshake(ctx.request)) return std::move(*refused);
   auto upgrade = std::make_shared<socket_upgrade>();
   upgrade->filter = filter;
+  upgrade->feed_mark = ctx.feed_mark;
   if (*after) {
     auto replay = std::make_shared<stored_replay>(ctx.app, filter, *devices, **after);
     // The replay outlives the request: each chunk is read only while the key may still read it.

@@ -6,6 +6,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "api/http/broadcaster.hpp"
@@ -345,6 +347,78 @@ TEST_F(websockets, deleting_the_key_closes_its_sockets_and_others_stay) {
   ASSERT_TRUE(probe_->wait_events(mine, 1));
   EXPECT_EQ(ids_of(probe_->frames(mine)).front(), id);
   EXPECT_FALSE(probe_->end(mine));
+}
+
+namespace {
+
+// The app's feed, except that the first time the broadcaster asks for the head (at the first
+// socket's join, while it is idle) a change is published just before: a change made after the
+// socket's caller was checked and before it joined, the window an attacker with a revoked key
+// would need.
+class change_at_join_feed : public pipeline::change_feed {
+ public:
+  change_at_join_feed(pipeline::change_feed& inner, pipeline::change at_join)
+      : inner_(inner), at_join_(std::move(at_join)) {}
+  void publish(pipeline::change c) override { inner_.publish(std::move(c)); }
+  void publish(std::vector<pipeline::change> changes) override { inner_.publish(std::move(changes)); }
+  [[nodiscard]] std::uint64_t head() const override {
+    std::optional<pipeline::change> now;
+    {
+      std::lock_guard lock(mutex_);
+      now.swap(at_join_);
+    }
+    if (now) inner_.publish(std::move(*now));
+    return inner_.head();
+  }
+  [[nodiscard]] pipeline::feed_read read(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait) override {
+    return inner_.read(from, max, wait);
+  }
+  void close() override { inner_.close(); }
+
+ private:
+  pipeline::change_feed& inner_;
+  mutable std::mutex mutex_;
+  mutable std::optional<pipeline::change> at_join_;
+};
+
+}  // namespace
+
+TEST_F(websockets, a_key_changed_between_the_check_and_the_join_still_closes_the_socket) {
+  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  std::optional<uuid> key_id;
+  for (const auto& k : listed.data().as_array())
+    if (k.at("name") == "admin") key_id = uuid::parse(std::string(k.at("id").as_string()));
+  ASSERT_TRUE(key_id);
+  pipeline::change revoked;
+  revoked.kind = pipeline::change_kind::key_changed;
+  revoked.mandate = *uuid::parse(mandate_);
+  revoked.item = *key_id;
+  change_at_join_feed feed(*app_->feed, revoked);
+  stop();  // a server whose broadcaster reads the feed above
+  server_ = std::make_unique<api::http_server>(*router_, limits(), &feed, tls_);
+  server_->listen("127.0.0.1", 0);
+  thread_ = std::thread([this] { server_->run(false); });
+  probe_ = std::make_unique<socket_probe>(server_->port(), probe_tls_);
+  auto s = probe_->open(device_path("packets", device_), key_);
+  ASSERT_TRUE(probe_->wait_end(s));
+  EXPECT_EQ(probe_->end(s)->close_code, 1008);
+}
+
+TEST_F(websockets, a_key_changed_before_the_socket_was_checked_does_not_close_it) {
+  const auto renamed = make_key(mandate_, "read_only");
+  const auto listed = call("GET", "/admin/v1/mandates/" + mandate_ + "/api_keys", superadmin_);
+  std::string id;
+  for (const auto& k : listed.data().as_array())
+    if (k.at("name") == "read_only") id = std::string(k.at("id").as_string());
+  ASSERT_EQ(call("PATCH", "/admin/v1/mandates/" + mandate_ + "/api_keys/" + id, superadmin_,
+                 json::object{{"api_key", json::object{{"name", "renamed"}}}})
+                .status,
+            200);
+  auto s = open(device_path("packets", device_), renamed);
+  const auto a = post_packet(key_, device_);
+  ASSERT_TRUE(probe_->wait_events(s, 1));
+  EXPECT_EQ(ids_of(probe_->frames(s)).front(), a);
+  EXPECT_FALSE(probe_->end(s));
 }
 
 TEST_F(websockets, demoting_the_key_closes_its_sockets) {
