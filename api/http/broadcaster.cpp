@@ -22,8 +22,6 @@ constexpr std::uint16_t close_going_away = 1001, close_try_again_later = 1013;
 
 broadcaster::broadcaster(pipeline::change_feed& feed, const websocket_limits& limits, websocket_metrics* counts)
     : feed_(feed), limits_(limits), counts_(counts) {
-  // Idle until the first socket joins, which sets where reading starts: the feed's head then.
-  idle_ = true;
   thread_.start([this] {
     std::uint64_t next = 0;
     while (!thread_.stopping()) {

@@ -93,7 +93,7 @@ class broadcaster {
   // Nobody to tell: the thread waits on `joined_` instead of reading (and being woken by) every
   // change. The first socket to join then sets where reading resumes: the feed's head at its join.
   std::condition_variable joined_;
-  bool idle_ = false;
+  bool idle_ = true;  // from the start: the first socket to join sets where reading begins
   std::uint64_t resume_from_ = 0;
   // The position of the first change not yet delivered: a socket joining now gets it and what follows.
   std::uint64_t delivered_until_ = 0;

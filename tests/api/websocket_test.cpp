@@ -395,10 +395,7 @@ TEST_F(websockets, a_key_changed_between_the_check_and_the_join_still_closes_the
   revoked.item = *key_id;
   change_at_join_feed feed(*app_->feed, revoked);
   stop();  // a server whose broadcaster reads the feed above
-  server_ = std::make_unique<api::http_server>(*router_, limits(), &feed, tls_);
-  server_->listen("127.0.0.1", 0);
-  thread_ = std::thread([this] { server_->run(false); });
-  probe_ = std::make_unique<socket_probe>(server_->port(), probe_tls_);
+  start(limits(), &feed);
   auto s = probe_->open(device_path("packets", device_), key_);
   ASSERT_TRUE(probe_->wait_end(s));
   EXPECT_EQ(probe_->end(s)->close_code, 1008);

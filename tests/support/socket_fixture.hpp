@@ -23,8 +23,9 @@ class socket_fixture : public api_fixture {
     l.shutdown_grace = std::chrono::seconds(5);
     return l;
   }
-  void start(const api::server_limits& l) {
-    server_ = std::make_unique<api::http_server>(*router_, l, app_->feed.get(), tls_);
+  // `feed`: what the server's broadcaster reads (default: the app's feed).
+  void start(const api::server_limits& l, pipeline::change_feed* feed = nullptr) {
+    server_ = std::make_unique<api::http_server>(*router_, l, feed ? feed : app_->feed.get(), tls_);
     server_->listen("127.0.0.1", 0);
     thread_ = std::thread([this] { server_->run(false); });
     probe_ = std::make_unique<socket_probe>(server_->port(), probe_tls_);
