@@ -114,4 +114,21 @@ TEST(parse_buffered, bytes_that_are_not_http_are_refused) {
   EXPECT_NE(r.ec, http::error::need_more);
 }
 
+// Hostile: a body length the front and the server could read differently (request smuggling).
+TEST(parse_buffered, hostile_two_different_content_lengths_are_refused) {
+  reading r("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello");
+  ASSERT_TRUE(r.parse(parse_until::header));
+  EXPECT_TRUE(r.ec);
+}
+
+TEST(parse_buffered, hostile_content_length_beside_chunked_cannot_smuggle_a_second_request) {
+  reading r(
+      "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "0\r\n\r\nGET /admin/v1/mandates HTTP/1.1\r\nHost: x\r\n\r\n");
+  // Refused with the header: neither length is trusted, so no part of the next request is read as
+  // this one's body and nothing after it is parsed.
+  ASSERT_TRUE(r.parse(parse_until::header));
+  EXPECT_EQ(r.ec, http::error::bad_transfer_encoding);
+}
+
 }  // namespace fl::testing
