@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "storage/head_cache.hpp"
 #include "storage/insert_hints.hpp"
 #include "storage/layout_upgrade.hpp"
+#include "storage/rocksdb_internals.hpp"
 #include "storage/skip_list_memtable.hpp"
 #include "storage/versioned_cache.hpp"
 
@@ -283,57 +285,37 @@ bool write_batch::valid() const {
   return impl_->status.ok();
 }
 
-namespace {
-
-// Replays a batch's records into another batch (the public way to concatenate two).
-class batch_copier : public rocksdb::WriteBatch::Handler {
- public:
-  batch_copier(rocksdb::WriteBatch& out, const std::vector<rocksdb::ColumnFamilyHandle*>& handles)
-      : out_(out), handles_(handles) {}
-  rocksdb::Status PutCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
-    auto* h = handle(family);
-    return h ? out_.Put(h, key, value) : unknown(family);
+void write_batch::append(std::span<const write_batch* const> others) {
+  // One rep for all: this batch's bytes, then each other's records (rocksdb_internals.hpp), under a
+  // header counting them all. A batch rebuilt from such bytes is what RocksDB's WAL replay makes.
+  const std::string& mine = impl_->batch.Data();
+  std::size_t bytes = mine.size();
+  std::uint64_t count = impl_->batch.Count();
+  for (const write_batch* other : others) {
+    if (other->impl_->handles != impl_->handles) {
+      impl_->keep(rocksdb::Status::InvalidArgument("batch belongs to another database"));
+      return;
+    }
+    bytes += other->impl_->batch.GetDataSize() - write_batch_header;
+    count += other->impl_->batch.Count();
   }
-  rocksdb::Status MergeCF(std::uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
-    auto* h = handle(family);
-    return h ? out_.Merge(h, key, value) : unknown(family);
-  }
-  rocksdb::Status DeleteCF(std::uint32_t family, const rocksdb::Slice& key) override {
-    auto* h = handle(family);
-    return h ? out_.Delete(h, key) : unknown(family);
-  }
-  rocksdb::Status DeleteRangeCF(std::uint32_t family, const rocksdb::Slice& begin, const rocksdb::Slice& end) override {
-    auto* h = handle(family);
-    return h ? out_.DeleteRange(h, begin, end) : unknown(family);
-  }
-
- private:
-  rocksdb::ColumnFamilyHandle* handle(std::uint32_t id) const {
-    for (auto* h : handles_)
-      if (h && h->GetID() == id) return h;
-    return nullptr;
-  }
-  // Both batches come from one database, so this means a bug; never a write to the wrong family.
-  static rocksdb::Status unknown(std::uint32_t id) {
-    return rocksdb::Status::InvalidArgument("batch names unknown column family " + std::to_string(id));
-  }
-  rocksdb::WriteBatch& out_;
-  const std::vector<rocksdb::ColumnFamilyHandle*>& handles_;
-};
-
-}  // namespace
-
-void write_batch::append(const write_batch& other) {
-  if (other.impl_->handles != impl_->handles) {
-    impl_->keep(rocksdb::Status::InvalidArgument("batch belongs to another database"));
+  if (count > std::numeric_limits<std::uint32_t>::max()) {
+    impl_->keep(rocksdb::Status::InvalidArgument("merged batch holds too many records"));
     return;
   }
-  impl_->keep(other.impl_->status);
-  batch_copier copier(impl_->batch, *impl_->handles);
-  impl_->keep(other.impl_->batch.Iterate(&copier));
-  impl_->heads.append(other.impl_->heads);
-  impl_->families |= other.impl_->families;
-  for (std::size_t f = 0; f < all_families.size(); ++f) impl_->classes[f].merge(other.impl_->classes[f]);
+  std::string rep;
+  rep.reserve(bytes);
+  rep.append(mine);
+  for (const write_batch* other : others) rep.append(other->impl_->batch.Data(), write_batch_header);
+  const auto n = static_cast<std::uint32_t>(count);
+  for (std::size_t i = 0; i < 4; ++i) rep[write_batch_count_at + i] = static_cast<char>((n >> (8 * i)) & 0xFF);
+  impl_->batch = rocksdb::WriteBatch(std::move(rep));
+  for (const write_batch* other : others) {
+    impl_->keep(other->impl_->status);
+    impl_->heads.append(other->impl_->heads);
+    impl_->families |= other->impl_->families;
+    for (std::size_t f = 0; f < all_families.size(); ++f) impl_->classes[f].merge(other->impl_->classes[f]);
+  }
 }
 
 // ---- database ----

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,8 +34,13 @@ class write_batch {
   [[nodiscard]] std::size_t size() const;
   // False when building it failed (a bad erase_prefix): writing it would be refused.
   [[nodiscard]] bool valid() const;
-  // Adds `other`'s changes after this batch's own (one write for both: group commit).
-  void append(const write_batch& other);
+  // Adds the changes of `others` after this batch's own, in order (one write for all: group
+  // commit). Their records are copied as they are, not decoded and rebuilt.
+  void append(std::span<const write_batch* const> others);
+  void append(const write_batch& other) {
+    const write_batch* one = &other;
+    append({&one, 1});
+  }
 
  private:
   friend class database;

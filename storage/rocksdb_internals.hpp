@@ -45,3 +45,14 @@ inline const char* memtable_key_of(const rocksdb::LookupKey& key) {
 }
 
 }  // namespace fl::storage
+
+namespace fl::storage {
+
+// A `WriteBatch`'s bytes (`Data()`, the record RocksDB appends to its WAL and rebuilds a batch from
+// on replay, through the public `WriteBatch(std::string&&)`): a 12-byte header, the sequence number
+// (fixed64) then the count of records (fixed32, little-endian), and the records one after another
+// (RocksDB 7.8's db/write_batch.cc). Batches of one database concatenate by their records.
+inline constexpr std::size_t write_batch_header = 12;
+inline constexpr std::size_t write_batch_count_at = 8;
+
+}  // namespace fl::storage

@@ -84,15 +84,17 @@ std::vector<wal_syncer::to_tell> wal_syncer::write_round(std::vector<handed_over
   // One write for the whole round; a batch that cannot be written is left out and told so.
   std::vector<bool> included(writes.size(), false);
   std::optional<write_batch> round;
+  std::vector<const write_batch*> rest;  // after the first, appended to it in one go
   for (std::size_t i = 0; i < writes.size(); ++i) {
     if (!writes[i].batch.valid()) continue;
     included[i] = true;
     if (round) {
-      round->append(writes[i].batch);
+      rest.push_back(&writes[i].batch);
     } else {
       round = std::move(writes[i].batch);
     }
   }
+  if (round && !rest.empty()) round->append(rest);
   result<void> outcome;
   if (round) outcome = db_.write(*round, durability::buffered);
   if (!outcome) spdlog::error("group commit write failed: {}", outcome.error().message);

@@ -43,6 +43,64 @@ TEST(database, batch_survives_reopen) {
 
 // Flushes write level 0 uncompressed (and compactions level 1): compressing what a compaction
 // rewrites soon after cost the flush thread a quarter of its CPU under ingest (docs/BENCHMARKS.md).
+// Group commit writes a round's batches as one: their records concatenated in order under one
+// header. Every kind of record lands, later batches win over earlier ones, and the WAL replays the
+// merged write after a reopen (nothing was flushed to a table).
+TEST(database, appended_batches_land_whole_in_their_order_and_replay_after_a_reopen) {
+  testing::temp_dir dir;
+  const std::string packet(32, 'p');
+  {
+    auto db = open_db(dir);
+    auto before = db->batch();
+    before.put(family::meta, "b", "0");
+    before.put(family::meta, "z1", "gone");
+    before.put(family::meta, "z2", "gone");
+    ASSERT_TRUE(db->write(before, durability::buffered));
+
+    auto first = db->batch();
+    first.put(family::meta, "a", "1");
+    first.erase(family::meta, "b");
+    first.add(family::counters, "c", 2);
+    auto second = db->batch();
+    second.put(family::meta, "a", "2");
+    second.put(family::packets, packet, "p");
+    second.erase_prefix(family::meta, "z");
+    auto empty = db->batch();
+    auto third = db->batch();
+    third.add(family::counters, "c", 3);
+    third.put(family::meta, "b", "3");
+    const std::size_t records = first.size() + second.size() + third.size();
+    const write_batch* rest[] = {&second, &empty, &third};
+    first.append(rest);
+    ASSERT_TRUE(first.valid());
+    EXPECT_EQ(first.size(), records);
+    ASSERT_TRUE(db->write(first, durability::buffered));
+  }
+  auto db = open_db(dir);  // no flush happened: what follows comes from the WAL's replay
+  EXPECT_EQ(*db->get(family::meta, "a"), std::optional<std::string>("2"));
+  EXPECT_EQ(*db->get(family::meta, "b"), std::optional<std::string>("3"));
+  EXPECT_EQ(*db->get(family::meta, "z1"), std::nullopt);
+  EXPECT_EQ(*db->get(family::meta, "z2"), std::nullopt);
+  EXPECT_EQ(*db->get(family::packets, packet), std::optional<std::string>("p"));
+  auto counter = db->get(family::counters, "c");
+  ASSERT_TRUE(counter && *counter);
+  EXPECT_EQ(decode_counter(**counter), 5);
+}
+
+TEST(database, a_batch_of_another_database_is_not_appended) {
+  testing::temp_dir dir, other_dir;
+  auto db = open_db(dir);
+  auto other = open_db(other_dir);
+  auto mine = db->batch();
+  mine.put(family::meta, "a", "1");
+  auto theirs = other->batch();
+  theirs.put(family::meta, "b", "2");
+  mine.append(theirs);
+  EXPECT_FALSE(mine.valid());
+  EXPECT_FALSE(db->write(mine, durability::buffered));
+  EXPECT_EQ(*db->get(family::meta, "a"), std::nullopt);
+}
+
 TEST(database, flushed_tables_are_written_uncompressed) {
   testing::temp_dir dir;
   {
