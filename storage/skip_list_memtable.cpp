@@ -8,7 +8,7 @@
 namespace fl::storage {
 
 // A node is its height, its links (one per level) and then the memtable's entry (a length-prefixed
-// internal key and its value), in one block of the arena.
+// internal key and its value), in one block of the list's arena.
 struct skip_list_memtable::node {
   explicit node(int levels) : height(levels) {
     static_assert(sizeof(node) % alignof(link) == 0, "the links follow the header, aligned");
@@ -42,13 +42,13 @@ struct skip_list_memtable::splice {
 skip_list_memtable::skip_list_memtable(const KeyComparator& compare, rocksdb::Allocator* allocator)
     : MemTableRep(allocator),
       compare_(compare),
-      head_(new (allocator->AllocateAligned(node::bytes(max_height))) node(max_height)),
-      unhinted_(new (allocator->AllocateAligned(sizeof(splice))) splice{}),
+      head_(new (nodes_.allocate(node::bytes(max_height))) node(max_height)),
+      unhinted_(new (nodes_.allocate(sizeof(splice))) splice{}),
       random_state_((0x9E3779B97F4A7C15ULL ^ reinterpret_cast<std::uintptr_t>(this)) | 1) {}
 
 rocksdb::KeyHandle skip_list_memtable::Allocate(std::size_t len, char** buf) {
   const int levels = random_height();
-  node* x = new (allocator_->AllocateAligned(node::bytes(levels) + len)) node(levels);
+  node* x = new (nodes_.allocate(node::bytes(levels) + len)) node(levels);
   *buf = x->entry();
   return x;
 }
@@ -58,7 +58,7 @@ void skip_list_memtable::Insert(rocksdb::KeyHandle handle) {
 }
 
 void skip_list_memtable::InsertWithHint(rocksdb::KeyHandle handle, void** hint) {
-  if (*hint == nullptr) *hint = new (allocator_->AllocateAligned(sizeof(splice))) splice{};
+  if (*hint == nullptr) *hint = new (nodes_.allocate(sizeof(splice))) splice{};
   insert(static_cast<node*>(handle), *static_cast<splice*>(*hint));
 }
 

@@ -7,8 +7,9 @@
 // One writer, readers without locks: RocksDB's write group leader inserts
 // (`allow_concurrent_memtable_write` is off), a node's own links are set before it is linked at
 // each level with a release store, readers follow links with acquire loads, and nothing is ever
-// unlinked (RocksDB drops a memtable whole after its flush). Nodes, hints and arena-placed
-// iterators live in RocksDB's arena, so its accounting of the memtable's size covers them.
+// unlinked (RocksDB drops a memtable whole after its flush). Nodes and hints live in an arena of
+// the list's own (storage/memtable_arena.hpp: chunks filled before use, huge pages where offered),
+// whose size the list reports to RocksDB; iterators RocksDB places in its own arena stay there.
 //
 // Hinted inserts (`memtable_insert_with_hint_prefix_extractor`, storage/insert_hints.*) keep, per
 // prefix, the neighbours of the last insert at every level (a splice); the next insert of that
@@ -20,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+
+#include "storage/memtable_arena.hpp"
 
 namespace fl::storage {
 
@@ -35,7 +38,7 @@ class skip_list_memtable final : public rocksdb::MemTableRep {
   [[nodiscard]] bool Contains(const char* key) const override;
   // RocksDB 7.8's default walks a heap iterator it never deletes (its own lists all override it).
   void Get(const rocksdb::LookupKey& key, void* callback_args, bool (*callback)(void* arg, const char* entry)) override;
-  std::size_t ApproximateMemoryUsage() override { return 0; }  // the arena counts every node
+  std::size_t ApproximateMemoryUsage() override { return nodes_.bytes(); }  // RocksDB's arena holds no node
   Iterator* GetIterator(rocksdb::Arena* arena) override;
 
   // Every level in key order and each a sublist of the one below: for tests.
@@ -62,6 +65,7 @@ class skip_list_memtable final : public rocksdb::MemTableRep {
   int random_height();
 
   const KeyComparator& compare_;
+  memtable_arena nodes_;  // before the members placed in it
   node* head_;
   splice* unhinted_;            // where the last insert without a hint went
   std::atomic<int> height_{1};  // levels in use; written by the writer only
