@@ -23,7 +23,7 @@ std::optional<packet_handover::packet> packet_handover::take(const uuid& mandate
   return out;
 }
 
-void packet_handover::drop(std::map<key, held>::iterator it) {
+void packet_handover::drop(std::unordered_map<key, held, key_hash>::iterator it) {
   bytes_ -= it->second.bytes;
   oldest_first_.erase(it->second.age);
   held_.erase(it);

@@ -10,13 +10,15 @@
 // leave when taken; those never taken (their device deleted before its parse, no parser any more)
 // age out the same way. Keyed by mandate and packet id: one mandate never takes another's text.
 #include <cstddef>
+#include <cstring>
 #include <list>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "core/ids.hpp"
+#include "core/keyed_hash.hpp"
 #include "storage/packets.hpp"
 
 namespace fl::pipeline {
@@ -37,22 +39,32 @@ class packet_handover {
   [[nodiscard]] std::size_t size() const;
 
  private:
-  // Ordered, not hashed: packet ids may be chosen by clients, and a tree has no worst-case buckets.
+  // Hashed with this process's secret SipHash key: packet ids may be chosen by clients, and
+  // without the key nobody can pick ids that share a bucket. (A tree, used before, walked ~11
+  // levels of 32-byte keys per give and take with its lock held under ingest.)
   struct key {
     uuid mandate;
     uuid id;
-    auto operator<=>(const key&) const = default;
+    bool operator==(const key&) const = default;
+  };
+  struct key_hash {
+    std::size_t operator()(const key& k) const {
+      char bytes[32];
+      std::memcpy(bytes, k.mandate.bytes.data(), 16);
+      std::memcpy(bytes + 16, k.id.bytes.data(), 16);
+      return static_cast<std::size_t>(siphash24(process_sip_key(), {bytes, sizeof bytes}));
+    }
   };
   struct held {
     packet value;
     std::size_t bytes;  // value.text.size() when given (the text may have been moved out since)
     std::list<key>::iterator age;
   };
-  void drop(std::map<key, held>::iterator it);
+  void drop(std::unordered_map<key, held, key_hash>::iterator it);
 
   const std::size_t max_bytes_;
   mutable std::mutex mutex_;
-  std::map<key, held> held_;
+  std::unordered_map<key, held, key_hash> held_;
   std::list<key> oldest_first_;
   std::size_t bytes_ = 0;
 };
