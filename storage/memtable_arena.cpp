@@ -29,6 +29,9 @@ char* memtable_arena::map(std::size_t size) {
   const bool huge = size % huge_chunk == 0;
   // A huge chunk is carved out of a larger mapping so that it starts on a 2 MiB boundary.
   const std::size_t mapped = huge ? size + huge_chunk : size;
+  // Room to record the chunk first: once mapped, nothing may throw before it is recorded (and so
+  // unmapped with the arena).
+  chunks_.reserve(chunks_.size() + 1);
   void* at = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (at == MAP_FAILED) throw std::bad_alloc();
   auto* base = static_cast<char*>(at);
@@ -49,13 +52,16 @@ char* memtable_arena::map(std::size_t size) {
 }
 
 char* memtable_arena::allocate(std::size_t size) {
+  // No entry comes near this; the bound keeps the rounding below from wrapping around.
+  if (size > largest_entry) throw std::bad_alloc();
   size = round_up(size == 0 ? 1 : size, alignment);
   if (size > static_cast<std::size_t>(end_ - next_)) {
     // An entry larger than a quarter of the next chunk gets a mapping of its own, so the chunk it
     // would have started is not wasted; the chunk being filled stays current.
     if (size > next_size_ / 4) {
+      char* apart = map(round_up(size, page));
       bytes_.fetch_add(size, std::memory_order_relaxed);
-      return map(round_up(size, page));
+      return apart;
     }
     next_ = map(next_size_);
     end_ = next_ + next_size_;

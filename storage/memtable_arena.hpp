@@ -23,6 +23,7 @@ class memtable_arena {
   static constexpr std::size_t first_chunk = 64u << 10;
   static constexpr std::size_t huge_chunk = 2u << 20;  // one transparent huge page on x86-64
   static constexpr std::size_t alignment = alignof(std::max_align_t);
+  static constexpr std::size_t largest_entry = std::size_t{1} << 56;
 
   memtable_arena() = default;
   ~memtable_arena();
@@ -30,7 +31,8 @@ class memtable_arena {
   memtable_arena& operator=(const memtable_arena&) = delete;
 
   // `size` bytes aligned to `alignment`, valid until the arena is destroyed. Throws std::bad_alloc
-  // when the system has no memory to map, as operator new would.
+  // when the system has no memory to map (or `size` exceeds `largest_entry`), as operator new
+  // would, leaving the arena as it was.
   char* allocate(std::size_t size);
   // Bytes handed out so far: the memtable's size as RocksDB accounts it (a fresh memtable must
   // count as nearly empty, or RocksDB would flush it at once; the chunk being filled is at most

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <random>
 #include <utility>
 #include <vector>
@@ -54,6 +55,20 @@ TEST(memtable_arena, an_entry_larger_than_a_quarter_of_a_chunk_is_mapped_apart_a
   EXPECT_EQ(next, first + 16);  // still the first chunk
   EXPECT_GE(arena.bytes(), before + memtable_arena::first_chunk);
   EXPECT_TRUE(address(large) + memtable_arena::first_chunk <= address(first) || address(large) >= address(next) + 16);
+}
+
+// Out of memory, the arena throws as operator new would and stays as it was: nothing counted for
+// the entry it could not place, the chunk being filled still in use.
+TEST(memtable_arena, an_entry_that_cannot_be_mapped_throws_and_leaves_the_arena_as_it_was) {
+  memtable_arena arena;
+  char* first = arena.allocate(16);
+  const std::size_t before = arena.bytes();
+  // 1 PiB: more than x86-64's 128 TiB of user addresses an unhinted mmap may use, whatever the
+  // overcommit policy: mmap fails.
+  EXPECT_THROW((void)arena.allocate(std::size_t{1} << 50), std::bad_alloc);
+  EXPECT_THROW((void)arena.allocate(~std::size_t{0}), std::bad_alloc);  // would wrap when rounded
+  EXPECT_EQ(arena.bytes(), before);
+  EXPECT_EQ(arena.allocate(16), first + 16);
 }
 
 // The chunks the writer fills under ingest: 2 MiB, on a 2 MiB boundary (what a transparent huge
