@@ -58,7 +58,7 @@ packet_result<pending_packet> packet_service::create(packet_create request) {
   // The duplicate check and the write must not interleave with another create of this id: the id
   // is claimed until the write is durable. Nothing else can touch a packet that does not exist yet,
   // so the catalog's writer lock is not needed.
-  auto claim = packets_.claim_new_id(id);
+  auto claim = packets_.claim_new_id(mandate, id);
   if (!claim) return packet_errc::duplicate_id;
   if (!request.id_generated) {
     auto existing = packets_.find(mandate, id);

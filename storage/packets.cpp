@@ -68,13 +68,13 @@ void packets::put(write_batch& batch, const uuid& mandate, const uuid& id, const
 packets::id_claim::~id_claim() {
   if (!owner_) return;
   std::lock_guard lock(owner_->claims_mutex_);
-  owner_->claimed_ids_.erase(id_);
+  owner_->claimed_ids_.erase(key_);
 }
 
-std::optional<packets::id_claim> packets::claim_new_id(const uuid& id) const {
+std::optional<packets::id_claim> packets::claim_new_id(const uuid& mandate, const uuid& id) const {
   std::lock_guard lock(claims_mutex_);
-  if (!claimed_ids_.insert(id).second) return std::nullopt;
-  return std::optional<id_claim>(std::in_place, *this, id);
+  if (!claimed_ids_.emplace(mandate, id).second) return std::nullopt;
+  return std::optional<id_claim>(std::in_place, *this, mandate, id);
 }
 
 void packets::rewrite(write_batch& batch, const uuid& mandate, const uuid& id, const packet_location& at,

@@ -65,29 +65,31 @@ class packets {
   [[nodiscard]] result<void> commit(write_batch& batch) { return db_.write(batch, durability::synced); }
   // Serialises check-then-write on one packet id (a duplicate check and its create) without
   // serialising unrelated packets: concurrent creates then reach RocksDB together and share fsyncs.
-  // A create's hold on a new packet id from its duplicate check until its write is durable (the
-  // write happens later, on the group-commit thread), so two creates of one id cannot both pass the
-  // check. Released when destroyed. Holds are per `packets` object: creates share the app's one.
+  // A create's hold on a new packet id of its mandate from its duplicate check until its write is
+  // durable (the write happens later, on the group-commit thread), so two creates of one id cannot
+  // both pass the check. Ids are unique per mandate, so the hold is too: another mandate creating
+  // the same id never waits for it nor sees it (a 409 there would tell it what this one creates).
+  // Released when destroyed. Holds are per `packets` object: creates share the app's one.
   class id_claim {
    public:
-    id_claim(const packets& owner, const uuid& id) : owner_(&owner), id_(id) {}
-    id_claim(id_claim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), id_(other.id_) {}
+    id_claim(const packets& owner, const uuid& mandate, const uuid& id) : owner_(&owner), key_(mandate, id) {}
+    id_claim(id_claim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), key_(other.key_) {}
     id_claim& operator=(id_claim&&) = delete;
     id_claim(const id_claim&) = delete;
     ~id_claim();
 
    private:
     const packets* owner_;
-    uuid id_;
+    std::pair<uuid, uuid> key_;  // (mandate, packet id)
   };
-  // nullopt: another create of this id is in flight.
-  [[nodiscard]] std::optional<id_claim> claim_new_id(const uuid& id) const;
+  // nullopt: another create of this id in this mandate is in flight.
+  [[nodiscard]] std::optional<id_claim> claim_new_id(const uuid& mandate, const uuid& id) const;
   [[nodiscard]] write_batch batch() const { return db_.batch(); }
 
  private:
   database& db_;
   mutable std::mutex claims_mutex_;
-  mutable std::set<uuid> claimed_ids_;
+  mutable std::set<std::pair<uuid, uuid>> claimed_ids_;
 };
 
 }  // namespace fl::storage

@@ -80,4 +80,19 @@ TEST(packets_store, erasing_a_packet_or_its_device_leaves_no_index_entry) {
   EXPECT_EQ(index_entries(**db, mandate), 3u);  // only the by-id entries, which find() treats as gone
 }
 
+// An outside probe (eighteenth session) had one mandate's in-flight creates of an id answer
+// another mandate's create of the same id with 409: the hold was keyed by the id alone.
+TEST(packets_store, a_create_hold_on_an_id_holds_only_within_its_mandate) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  packets store(**db);
+  const uuid mine = uuid::random(), theirs = uuid::random(), id = uuid::random();
+  auto held = store.claim_new_id(theirs, id);
+  ASSERT_TRUE(held);
+  EXPECT_FALSE(store.claim_new_id(theirs, id)) << "a second create of the id in the same mandate waits";
+  auto own = store.claim_new_id(mine, id);
+  EXPECT_TRUE(own) << "another mandate's create of the same id is not held up";
+}
+
 }  // namespace fl::storage
