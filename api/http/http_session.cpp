@@ -29,6 +29,11 @@ using tcp = asio::ip::tcp;
 constexpr auto tuple_awaitable = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t first_read_bytes = 4096;  // read while waiting for a request; the parser limits the header
 
+// The most a connection holds read but not yet parsed (see run()).
+static std::size_t unparsed_bound(const server_limits& limits) {
+  return 2 * limits.max_header_bytes + first_read_bytes;
+}
+
 namespace {
 
 enum class write_now { done, later, broken };
@@ -149,7 +154,12 @@ void http_session<Stream>::interrupt() {
 template <class Stream>
 asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
   const auto& limits = shared_.limits;
-  beast::flat_buffer buffer;
+  // What a request may leave unparsed at once: a header, a chunk's size line with its extensions,
+  // or a chunked body's trailer (Beast parses the trailer only once it is whole, and checks neither
+  // against the header limit). Bodies pass through into the message as they are parsed. Without a
+  // bound, a client with no key grew the server by whatever trailer it sent (outside probe,
+  // eighteenth session); past it the read fails with buffer_overflow and the answer is 431.
+  beast::flat_buffer buffer(unparsed_bound(limits));
   bool cut = false;  // by the registry: answer what was received, then close
   // A new connection has header_timeout from its accept to send its first request's headers whole
   // (nothing sent counts too); later requests have idle_timeout for their first byte, then
@@ -233,6 +243,9 @@ asio::awaitable<void> http_session<Stream>::run(connection_registry::id conn) {
         answer = to_beast(refused, std::move(refused.body), 11, false);
       } else if (ec == http::error::header_limit) {
         answer = early_error(431, "request header exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
+      } else if (ec == http::error::buffer_overflow) {
+        answer = early_error(431, "request header, chunk size line or trailer exceeds " +
+                                      std::to_string(unparsed_bound(limits)) + " bytes");
       } else if (ec.category() == beast::error_code(http::error::end_of_stream).category() &&
                  ec != http::error::end_of_stream && ec != http::error::partial_message) {
         answer = early_error(400, "malformed HTTP request: " + ec.message());
