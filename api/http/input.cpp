@@ -3,12 +3,33 @@
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/parse_options.hpp>
+#include <cmath>
 
 namespace fl::api {
 
 namespace json = boost::json;
 
 namespace {
+
+// Whether a number in `v` is past what a double holds (1e400): Boost.JSON reads it as an infinity,
+// which JSON cannot write back (it would be stored as null). Depth is bounded by the parse.
+bool holds_an_infinity(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::double_:
+      return !std::isfinite(v.get_double());
+    case json::kind::array:
+      for (const auto& item : v.get_array())
+        if (holds_an_infinity(item)) return true;
+      return false;
+    case json::kind::object:
+      for (const auto& field : v.get_object())
+        if (holds_an_infinity(field.value())) return true;
+      return false;
+    default:
+      return false;
+  }
+}
+
 api_result<json::value> parse_json(std::string_view body) {
   if (body.empty()) return bad_request("request body must be a JSON object");
   json::parse_options options;  // invalid UTF-8 in strings is rejected by default
@@ -18,6 +39,7 @@ api_result<json::value> parse_json(std::string_view body) {
   if (ec == json::error::too_deep)
     return bad_request("malformed JSON: nested deeper than " + std::to_string(max_json_depth) + " levels (depth)");
   if (ec) return bad_request("malformed JSON: " + ec.message());
+  if (holds_an_infinity(value)) return bad_request("malformed JSON: a number is out of range (beyond a double's)");
   return value;
 }
 
