@@ -219,7 +219,11 @@ http_response create_packet(request_context& ctx) {
   bool id_generated = true;
   if (in.has("id")) {
     auto given = in.nullable_uuid("id");
-    if (given && !given->is_nil()) {
+    // null (or no id) asks for a server-drawn id; the nil UUID written out is refused rather than
+    // replaced, so a client never looks for its packet under an id it did not get.
+    if (given && given->is_nil() && !in.is_null("id")) {
+      in.fail("id", "must not be the nil UUID (send null or leave it out for an id drawn by the server)");
+    } else if (given && !given->is_nil()) {
       id = *given;
       id_generated = false;
     }

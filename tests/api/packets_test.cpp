@@ -70,6 +70,18 @@ TEST_F(packets, caller_chosen_ids_are_unique) {
   EXPECT_EQ(create({{"id", id}, {"payload_encoding", "none"}}).status, 409);
 }
 
+// A null id asks for one the server draws; the nil UUID written out was silently replaced too, so
+// a client keying on the id it sent never found its packet (outside probe, eighteenth session).
+TEST_F(packets, the_nil_uuid_as_an_id_is_422_while_null_draws_one) {
+  auto nil = create({{"id", "00000000-0000-0000-0000-000000000000"}, {"payload_encoding", "none"}});
+  EXPECT_EQ(nil.status, 422) << nil.text;
+  EXPECT_NE(nil.error().find("nil UUID"), std::string::npos) << nil.text;
+  auto drawn = create({{"id", nullptr}, {"payload_encoding", "none"}});
+  ASSERT_EQ(drawn.status, 200) << drawn.text;
+  EXPECT_EQ(drawn.id()[14], '7');
+  EXPECT_EQ(call("GET", base_, key_).data().as_array().size(), 1u);
+}
+
 TEST_F(packets, concurrent_creates_of_one_id_store_it_once) {
   // The write happens after the handler, on the group-commit thread: the id stays claimed until then.
   const std::string id = uuid::random().str();
