@@ -73,7 +73,7 @@ class packets {
   class id_claim {
    public:
     id_claim(const packets& owner, const uuid& mandate, const uuid& id) : owner_(&owner), key_(mandate, id) {}
-    id_claim(id_claim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), key_(other.key_) {}
+    id_claim(id_claim&& other) noexcept : owner_(std::exchange(other.owner_, nullptr)), key_(std::move(other.key_)) {}
     id_claim& operator=(id_claim&&) = delete;
     id_claim(const id_claim&) = delete;
     ~id_claim();
