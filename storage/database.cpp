@@ -18,6 +18,7 @@
 #include <map>
 #include <vector>
 
+#include "storage/chunk_pool.hpp"
 #include "storage/engine_stats.hpp"
 #include "storage/head_cache.hpp"
 #include "storage/insert_hints.hpp"
@@ -321,6 +322,7 @@ void write_batch::append(std::span<const write_batch* const> others) {
 // ---- database ----
 
 struct database::impl {
+  std::shared_ptr<chunk_pool> memtable_chunks;  // shared with every memtable, which may outlive db
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // indexed by family
   std::unique_ptr<head_cache> heads;
@@ -368,7 +370,9 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   db_options.allow_concurrent_memtable_write = false;
 
   auto cache = rocksdb::NewLRUCache(options.block_cache_bytes);
-  const auto memtable_factory = make_skip_list_memtable_factory();
+  auto memtable_chunks = std::make_shared<chunk_pool>(
+      chunk_pool::limits{options.memtable_chunk_bytes, options.read_only ? 0 : options.memtable_ready_bytes});
+  const auto memtable_factory = make_skip_list_memtable_factory(memtable_chunks);
   // A retired family is opened only while an older directory still has it (the upgrade empties
   // and drops it); a read-only open cannot create families, so it opens only those that exist and
   // the layout check below refuses a directory that lacks current ones.
@@ -402,6 +406,7 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   if (!status.ok()) return map_status(status, "opening " + options.dir.string());
 
   auto state = std::make_unique<impl>();
+  state->memtable_chunks = std::move(memtable_chunks);
   state->db.reset(raw);
   state->heads = std::make_unique<head_cache>(options.heads);
   // handles[0] is the default family, which we do not use; keep ours in enum order, null where
@@ -484,6 +489,9 @@ engine_stats database::stats() const {
   if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningFlushes, &value)) s.running_flushes = value;
   if (db.GetIntProperty(rocksdb::DB::Properties::kIsWriteStopped, &value)) s.write_stopped = value != 0;
   if (db.GetIntProperty(rocksdb::DB::Properties::kActualDelayedWriteRate, &value)) s.delayed_write_rate = value;
+  s.memtable_chunks_kept_bytes = impl_->memtable_chunks->kept_bytes();
+  s.memtable_chunks_reused = impl_->memtable_chunks->reused();
+  s.memtable_chunks_prepared = impl_->memtable_chunks->prepared();
   for (auto* h : impl_->handles) {
     std::map<std::string, std::string> cf;
     if (!h || !db.GetMapProperty(h, rocksdb::DB::Properties::kCFStats, &cf)) continue;

@@ -70,6 +70,11 @@ struct open_options {
   bool read_only = false;                     // default read-write; read-only needs an existing database
   head_limits heads;                          // the newest entries of recently read prefixes (head_cache.hpp)
   std::size_t memtable_bytes = 64u << 20;     // per family before a flush (RocksDB's write_buffer_size)
+  // Full-size memtable chunks kept ready for the writer (storage/chunk_pool.hpp): default at most
+  // 128 MiB (chunks of flushed memtables, memory held beyond the memtables in use), of which a
+  // background thread fills up to 16 MiB ahead once memtables grow (none for read-only opens).
+  std::size_t memtable_chunk_bytes = 128u << 20;
+  std::size_t memtable_ready_bytes = 16u << 20;
 };
 
 class database {

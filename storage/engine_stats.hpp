@@ -18,6 +18,11 @@ struct engine_stats {
   std::uint64_t write_stops = 0;
   bool write_stopped = false;            // rocksdb.is-write-stopped, now
   std::uint64_t delayed_write_rate = 0;  // rocksdb.actual-delayed-write-rate (bytes/s; 0: not delayed)
+  // Full-size memtable chunks (storage/chunk_pool.hpp): kept ready now; since the open, handed to
+  // memtables from there, and filled ahead by its thread.
+  std::uint64_t memtable_chunks_kept_bytes = 0;
+  std::uint64_t memtable_chunks_reused = 0;
+  std::uint64_t memtable_chunks_prepared = 0;
 };
 
 }  // namespace fl::storage

@@ -9,10 +9,6 @@ namespace fl::storage {
 
 namespace {
 
-#ifndef MADV_POPULATE_WRITE
-constexpr int MADV_POPULATE_WRITE = 23;  // Linux 5.14; older kernels answer EINVAL and fault lazily
-#endif
-
 constexpr std::size_t page = 4096;
 
 std::size_t round_up(std::size_t n, std::size_t to) {
@@ -22,31 +18,29 @@ std::size_t round_up(std::size_t n, std::size_t to) {
 }  // namespace
 
 memtable_arena::~memtable_arena() {
-  for (const auto& c : chunks_) ::munmap(c.base, c.size);
+  for (const auto& c : chunks_) {
+    if (pool_ && c.size == huge_chunk) {
+      pool_->give(c.base);
+    } else {
+      ::munmap(c.base, c.size);
+    }
+  }
 }
 
 char* memtable_arena::map(std::size_t size) {
   const bool huge = size % huge_chunk == 0;
-  // A huge chunk is carved out of a larger mapping so that it starts on a 2 MiB boundary.
-  const std::size_t mapped = huge ? size + huge_chunk : size;
   // Room to record the chunk first: once mapped, nothing may throw before it is recorded (and so
   // unmapped with the arena).
   chunks_.reserve(chunks_.size() + 1);
-  void* at = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (at == MAP_FAILED) throw std::bad_alloc();
-  auto* base = static_cast<char*>(at);
-  if (huge) {
-    const auto address = reinterpret_cast<std::uintptr_t>(base);
-    const std::size_t head = round_up(address, huge_chunk) - address;
-    char* aligned = base + head;
-    if (head > 0) ::munmap(base, head);
-    if (mapped - head > size) ::munmap(aligned + size, mapped - head - size);
-    base = aligned;
-    // Best effort, both: without them the chunk is faulted in page by page as malloc's would be.
-    (void)::madvise(base, size, MADV_HUGEPAGE);
-    (void)::madvise(base, size, MADV_POPULATE_WRITE);
-    ++huge_chunks_;
+  char* base = nullptr;
+  if (size == huge_chunk && pool_) base = pool_->take();  // resident already: no wait for the kernel
+  if (base == nullptr && huge) base = chunk_pool::map_filled(size);
+  if (base == nullptr && !huge) {
+    void* at = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (at != MAP_FAILED) base = static_cast<char*>(at);
   }
+  if (base == nullptr) throw std::bad_alloc();
+  if (huge) ++huge_chunks_;
   chunks_.push_back({base, size});
   return base;
 }
@@ -66,6 +60,8 @@ char* memtable_arena::allocate(std::size_t size) {
     next_ = map(next_size_);
     end_ = next_ + next_size_;
     next_size_ = next_size_ * 2 > huge_chunk ? huge_chunk : next_size_ * 2;
+    // The next chunk is full-size: have the pool's thread fill some ahead while this one lasts.
+    if (next_size_ == huge_chunk && pool_) pool_->expect();
   }
   char* out = next_;
   next_ += size;

@@ -39,9 +39,11 @@ struct skip_list_memtable::splice {
   node* next[max_height] = {};
 };
 
-skip_list_memtable::skip_list_memtable(const KeyComparator& compare, rocksdb::Allocator* allocator)
+skip_list_memtable::skip_list_memtable(const KeyComparator& compare, rocksdb::Allocator* allocator,
+                                       std::shared_ptr<chunk_pool> chunks)
     : MemTableRep(allocator),
       compare_(compare),
+      nodes_(std::move(chunks)),
       head_(new (nodes_.allocate(node::bytes(max_height))) node(max_height)),
       unhinted_(new (nodes_.allocate(sizeof(splice))) splice{}),
       random_state_((0x9E3779B97F4A7C15ULL ^ reinterpret_cast<std::uintptr_t>(this)) | 1) {}
@@ -263,20 +265,24 @@ namespace {
 
 class skip_list_memtable_factory final : public rocksdb::MemTableRepFactory {
  public:
+  explicit skip_list_memtable_factory(std::shared_ptr<chunk_pool> chunks) : chunks_(std::move(chunks)) {}
   const char* Name() const override { return "fieldline.SkipListMemTable"; }
 
   using MemTableRepFactory::CreateMemTableRep;
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
                                           rocksdb::Allocator* allocator, const rocksdb::SliceTransform* /*prefix*/,
                                           rocksdb::Logger* /*logger*/) override {
-    return new skip_list_memtable(compare, allocator);
+    return new skip_list_memtable(compare, allocator, chunks_);
   }
+
+ private:
+  std::shared_ptr<chunk_pool> chunks_;  // each memtable holds it too: it outlives them all
 };
 
 }  // namespace
 
-std::shared_ptr<rocksdb::MemTableRepFactory> make_skip_list_memtable_factory() {
-  return std::make_shared<skip_list_memtable_factory>();
+std::shared_ptr<rocksdb::MemTableRepFactory> make_skip_list_memtable_factory(std::shared_ptr<chunk_pool> chunks) {
+  return std::make_shared<skip_list_memtable_factory>(std::move(chunks));
 }
 
 }  // namespace fl::storage

@@ -30,7 +30,9 @@ class skip_list_memtable final : public rocksdb::MemTableRep {
  public:
   static constexpr int max_height = 12;  // with 1 node in 4 a level up: plenty for any memtable
 
-  skip_list_memtable(const KeyComparator& compare, rocksdb::Allocator* allocator);
+  // `chunks`: where the arena takes 2 MiB chunks from and gives them back to (null: none kept).
+  skip_list_memtable(const KeyComparator& compare, rocksdb::Allocator* allocator,
+                     std::shared_ptr<chunk_pool> chunks = nullptr);
 
   rocksdb::KeyHandle Allocate(std::size_t len, char** buf) override;
   void Insert(rocksdb::KeyHandle handle) override;
@@ -72,7 +74,7 @@ class skip_list_memtable final : public rocksdb::MemTableRep {
   std::uint64_t random_state_;  // the writer's, for node heights
 };
 
-// The factory `database::open` gives every column family.
-std::shared_ptr<rocksdb::MemTableRepFactory> make_skip_list_memtable_factory();
+// The factory `database::open` gives every column family; its memtables share `chunks`.
+std::shared_ptr<rocksdb::MemTableRepFactory> make_skip_list_memtable_factory(std::shared_ptr<chunk_pool> chunks);
 
 }  // namespace fl::storage

@@ -90,6 +90,14 @@ void write_storage(metrics::exposition& out, const storage::engine_stats& s) {
   out.single_gauge("fieldline_rocksdb_write_stopped", "1 while RocksDB stops writes.", s.write_stopped ? 1 : 0);
   out.single_gauge("fieldline_rocksdb_delayed_write_rate_bytes",
                    "The write rate RocksDB allows while it slows writes (0: not slowed).", num(s.delayed_write_rate));
+  out.single_gauge("fieldline_memtable_chunks_kept_bytes",
+                   "2 MiB memtable chunks kept ready for the writer (at most 128 MiB).",
+                   num(s.memtable_chunks_kept_bytes));
+  out.single_counter("fieldline_memtable_chunks_reused_total",
+                     "2 MiB memtable chunks the writer took ready instead of mapping and filling its own.",
+                     num(s.memtable_chunks_reused));
+  out.single_counter("fieldline_memtable_chunks_prepared_total",
+                     "2 MiB memtable chunks filled ahead by the background thread.", num(s.memtable_chunks_prepared));
 }
 
 void write_head_cache(metrics::exposition& out, const storage::head_cache_stats& s) {

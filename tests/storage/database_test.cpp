@@ -131,6 +131,34 @@ TEST(database, flushed_tables_are_written_uncompressed) {
   for (auto* h : handles) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
 }
 
+// Memtables RocksDB dropped after their flush leave their 2 MiB chunks to the next ones (so the
+// group-commit writer does not have the kernel zero fresh memory for every memtable), within the
+// bound; with a bound of 0 nothing is kept.
+TEST(database, flushed_memtables_leave_their_chunks_to_the_next_ones_within_the_bound) {
+  for (const std::size_t bound : {std::size_t{16} << 20, std::size_t{0}}) {
+    testing::temp_dir dir;
+    // 8 MiB memtables: past its first ~2 MiB (chunks growing from 64 KiB), each fills 2 MiB chunks.
+    auto db = database::open({.dir = dir.path(),
+                              .memtable_bytes = 8u << 20,
+                              .memtable_chunk_bytes = bound,
+                              .memtable_ready_bytes = 0});  // only what flushed memtables leave
+    ASSERT_TRUE(db);
+    const std::string value(1000, 'v');
+    for (int i = 0; i < 60000; ++i) {  // ~60 MB through 8 MiB memtables: seven flushes or more
+      auto batch = (*db)->batch();
+      batch.put(family::packets, std::string(32, 'p') + std::to_string(100000 + i), value);
+      ASSERT_TRUE((*db)->write(batch, durability::buffered));
+    }
+    const auto stats = (*db)->stats();
+    EXPECT_LE(stats.memtable_chunks_kept_bytes, bound);
+    if (bound > 0) {
+      EXPECT_GT(stats.memtable_chunks_reused, 10u) << "chunks of flushed memtables were not reused";
+    } else {
+      EXPECT_EQ(stats.memtable_chunks_reused, 0u);
+    }
+  }
+}
+
 // The contract record_cache relies on: a family's version moves with every write that touches it
 // (put, erase, add, range erase, a batch merged into another), and only with those.
 TEST(database, a_familys_version_moves_with_every_write_that_touches_it_and_no_other) {
