@@ -75,10 +75,20 @@ void driver_host::stop() {
   running_.clear();  // each connection stops its own threads and sockets
 }
 
+namespace {
+
+constexpr pipeline::change_kinds handled_kinds{change_kind::action_changed, change_kind::driver_instance_changed,
+                                               change_kind::interface_changed, change_kind::device_deleted,
+                                               change_kind::mandate_deleted};
+
+}  // namespace
+
 void driver_host::run(std::uint64_t from) {
   std::uint64_t next = from;
   while (!thread_.stopping()) {
-    auto got = feed_.read(next, 256, std::chrono::milliseconds(100));
+    // Only what handle() acts on: the packets and readings that make up nearly every change
+    // neither wake this thread nor pass through it.
+    auto got = feed_.read_of(next, 256, std::chrono::milliseconds(100), handled_kinds);
     next = got.next;
     if (got.lost) {
       spdlog::warn("driver host fell behind the change feed; reloading instances and pending actions");

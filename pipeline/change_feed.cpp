@@ -1,5 +1,6 @@
 #include "pipeline/change_feed.hpp"
 
+#include <array>
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <deque>
@@ -21,6 +22,7 @@ constexpr change_kind all_kinds[] = {
     change_kind::key_changed,       change_kind::action_changed,    change_kind::driver_instance_changed,
     change_kind::interface_changed,
 };
+static_assert(std::size(all_kinds) == change_kind_count, "change_kind_count counts every kind");
 
 std::optional<uuid> uuid_field(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
@@ -40,20 +42,26 @@ class memory_feed final : public change_feed {
   explicit memory_feed(memory_feed_config config) : config_(config) {}
 
   void publish(change c) override {
+    bool wake = false;
     {
       std::lock_guard lock(mutex_);
+      wake = awaited(c.kind);
       append(std::move(c));
     }
-    arrived_.notify_all();
+    if (wake) arrived_.notify_all();
   }
 
   void publish(std::vector<change> changes) override {
     if (changes.empty()) return;
+    bool wake = false;
     {
       std::lock_guard lock(mutex_);
-      for (auto& c : changes) append(std::move(c));
+      for (auto& c : changes) {
+        wake = wake || awaited(c.kind);
+        append(std::move(c));
+      }
     }
-    arrived_.notify_all();
+    if (wake) arrived_.notify_all();
   }
 
   std::uint64_t head() const override {
@@ -62,18 +70,44 @@ class memory_feed final : public change_feed {
   }
 
   feed_read read(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait) override {
+    return read_of(from, max, wait, change_kinds::all());
+  }
+
+  feed_read read_of(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait, change_kinds kinds) override {
     std::unique_lock lock(mutex_);
-    arrived_.wait_for(lock, wait, [&] { return closed_ || next_position_ > from; });
+    const auto has_news = [&] {
+      if (closed_) return true;
+      for (std::size_t k = 0; k < change_kind_count; ++k)
+        if (kinds.has(static_cast<change_kind>(k)) && after_last_[k] > from) return true;
+      return false;
+    };
+    if (!has_news() && wait.count() > 0) {
+      // Publishers wake the readers only for kinds somebody waits for (a publish is on the path
+      // of every acknowledged packet: the group commit's fsync thread).
+      for (std::size_t k = 0; k < change_kind_count; ++k)
+        if (kinds.has(static_cast<change_kind>(k))) ++waiting_[k];
+      arrived_.wait_for(lock, wait, has_news);
+      for (std::size_t k = 0; k < change_kind_count; ++k)
+        if (kinds.has(static_cast<change_kind>(k))) --waiting_[k];
+    }
     feed_read out;
     const std::uint64_t first = next_position_ - window_.size();
     if (from < first) {
-      out.lost = true;
+      // Lost only when a change of the reader's kinds went: one that follows some kinds is not
+      // woken by the others, so the window may well have moved past where it stands.
+      for (std::size_t k = 0; k < change_kind_count; ++k)
+        if (kinds.has(static_cast<change_kind>(k)) && evicted_after_[k] > from) out.lost = true;
       from = first;
     }
     from = std::min(from, next_position_);
-    for (std::uint64_t p = from; p < next_position_ && out.changes.size() < max; ++p)
-      out.changes.push_back(window_[p - first]);
-    out.next = from + out.changes.size();
+    // A reader of some kinds passes over the others; at most scan_limit of them per read, so that
+    // one read never holds the lock long (it reads on from `next`).
+    std::uint64_t p = from;
+    for (; p < next_position_ && out.changes.size() < max && p - from < scan_limit; ++p) {
+      const auto& c = window_[p - first];
+      if (kinds.has(c->kind)) out.changes.push_back(c);
+    }
+    out.next = p;
     return out;
   }
 
@@ -86,6 +120,11 @@ class memory_feed final : public change_feed {
   }
 
  private:
+  static constexpr std::uint64_t scan_limit = 4096;
+
+  // Under mutex_: whether a reader waits for changes of this kind.
+  bool awaited(change_kind kind) const { return waiting_[static_cast<std::size_t>(kind)] > 0; }
+
   // Under mutex_.
   void append(change c) {
     // Strictly increasing over the whole feed (so per mandate too) and, being at least the clock
@@ -93,10 +132,12 @@ class memory_feed final : public change_feed {
     last_cursor_ = std::max(last_cursor_ + 1, static_cast<std::uint64_t>(std::max<micros>(now_micros(), 0)));
     c.cursor = last_cursor_;
     c.position = next_position_++;
+    after_last_[static_cast<std::size_t>(c.kind)] = next_position_;
     bytes_ += c.body.size();
     window_.push_back(std::make_shared<const change>(std::move(c)));
     while (!window_.empty() && (window_.size() > config_.window || bytes_ > config_.window_bytes)) {
       bytes_ -= window_.front()->body.size();
+      evicted_after_[static_cast<std::size_t>(window_.front()->kind)] = window_.front()->position + 1;
       window_.pop_front();
     }
   }
@@ -108,10 +149,22 @@ class memory_feed final : public change_feed {
   std::size_t bytes_ = 0;
   std::uint64_t next_position_ = 0;
   std::uint64_t last_cursor_ = 0;
+  // Per kind: the position after its newest change (0: none yet), the same for its newest change
+  // gone from the window, and how many readers wait for it.
+  std::array<std::uint64_t, change_kind_count> after_last_{};
+  std::array<std::uint64_t, change_kind_count> evicted_after_{};
+  std::array<std::size_t, change_kind_count> waiting_{};
   bool closed_ = false;
 };
 
 }  // namespace
+
+feed_read change_feed::read_of(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait,
+                               change_kinds kinds) {
+  auto got = read(from, max, wait);
+  std::erase_if(got.changes, [&](const auto& c) { return !kinds.has(c->kind); });
+  return got;
+}
 
 std::string_view change_kind_name(change_kind kind) {
   switch (kind) {

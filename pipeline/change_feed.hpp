@@ -9,7 +9,9 @@
 // JSON (to_json / change_from_json), so a replicated log can back this interface when the service
 // spans machines.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +36,25 @@ enum class change_kind : std::uint8_t {
   action_changed,           // an action was created, moved to another state or got an event; body: the stored action
   driver_instance_changed,  // created, edited or deleted (`item`); body: the stored instance, empty when deleted
   interface_changed,  // created, edited or deleted (`item`, of `device`); body: the stored one, empty when deleted
+};
+
+inline constexpr std::size_t change_kind_count = 13;
+
+// A set of change kinds, for readers that follow only some (the driver host: actions, driver
+// instances, interfaces, deletions; not the packets and readings that make up nearly all changes).
+class change_kinds {
+ public:
+  constexpr change_kinds(std::initializer_list<change_kind> kinds) {
+    for (change_kind k : kinds) bits_ |= bit(k);
+  }
+  [[nodiscard]] static constexpr change_kinds all() { return change_kinds((1u << change_kind_count) - 1); }
+  [[nodiscard]] constexpr bool has(change_kind k) const { return (bits_ & bit(k)) != 0; }
+  [[nodiscard]] constexpr std::uint32_t bits() const { return bits_; }
+
+ private:
+  constexpr explicit change_kinds(std::uint32_t bits) : bits_(bits) {}
+  static constexpr std::uint32_t bit(change_kind k) { return 1u << static_cast<unsigned>(k); }
+  std::uint32_t bits_ = 0;
 };
 
 [[nodiscard]] std::string_view change_kind_name(change_kind kind);
@@ -84,6 +105,11 @@ class change_feed {
   // Up to `max` changes from `from`, waiting up to `wait` when there are none yet. Returns early,
   // empty, once close() was called.
   [[nodiscard]] virtual feed_read read(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait) = 0;
+  // Like read(), for a reader that follows only `kinds`: the changes returned are of those kinds
+  // (`next` and `lost` count every change passed over), and a change of another kind does not end
+  // the wait. This default filters a read(); the memory feed does not even wake such a reader.
+  [[nodiscard]] virtual feed_read read_of(std::uint64_t from, std::size_t max, std::chrono::milliseconds wait,
+                                          change_kinds kinds);
   // Wakes every reader and makes later reads return at once (shutdown).
   virtual void close() = 0;
 };

@@ -1,10 +1,18 @@
 #include "pipeline/change_feed.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "core/time.hpp"
+#include "support/eventually.hpp"
 
 namespace fl::pipeline {
 namespace {
@@ -91,6 +99,92 @@ TEST(change_feed, a_waiting_reader_wakes_when_a_change_arrives) {
   publisher.join();
   ASSERT_EQ(r.changes.size(), 1u);
   EXPECT_EQ(r.changes[0]->body, "late");
+}
+
+change of_kind(change_kind kind, std::string body = "{}") {
+  change c = packet_added(uuid::random(), uuid::random(), std::move(body));
+  c.kind = kind;
+  return c;
+}
+
+constexpr change_kinds driver_kinds{change_kind::action_changed, change_kind::mandate_deleted};
+
+TEST(change_feed, a_reader_of_some_kinds_gets_only_those_and_reads_past_the_rest) {
+  auto feed = make_memory_feed();
+  for (int i = 0; i < 5; ++i) feed->publish(of_kind(change_kind::packet_added));
+  feed->publish(of_kind(change_kind::action_changed, "action"));
+  for (int i = 0; i < 3; ++i) feed->publish(of_kind(change_kind::reading_added));
+  feed->publish(of_kind(change_kind::mandate_deleted, "gone"));
+  feed->publish(of_kind(change_kind::packet_added));
+  auto r = feed->read_of(0, 100, 0ms, driver_kinds);
+  EXPECT_FALSE(r.lost);
+  ASSERT_EQ(r.changes.size(), 2u);
+  EXPECT_EQ(r.changes[0]->body, "action");
+  EXPECT_EQ(r.changes[1]->body, "gone");
+  EXPECT_EQ(r.next, 11u);
+}
+
+// A thread's scheduler state ('S': asleep, 'R': running or runnable), from /proc.
+char thread_state(pid_t tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() ? '?' : text[close + 2];
+}
+
+// The publish of every packet and reading must not wake a reader that ignores them (the driver
+// host): it sleeps on until a change of its kinds comes, and returns with that one.
+TEST(change_feed, a_reader_of_some_kinds_is_not_woken_by_the_others) {
+  auto feed = make_memory_feed({.window = 100'000});
+  std::atomic<pid_t> reader_tid{0};
+  feed_read r;
+  long switches = 0;  // the reader's voluntary context switches during its read: one per wake-up
+  std::thread reader([&] {
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_THREAD, &before);
+    reader_tid = ::gettid();
+    r = feed->read_of(0, 10, 60s, driver_kinds);
+    ::getrusage(RUSAGE_THREAD, &after);
+    switches = after.ru_nvcsw - before.ru_nvcsw;
+  });
+  // Asleep in its wait (nothing else in read_of sleeps) before anything is published.
+  ASSERT_TRUE(testing::eventually([&] { return reader_tid != 0 && thread_state(reader_tid) == 'S'; }, 10s));
+  // Fewer than one read passes over (4,096), so the action is found by the read that wakes; a
+  // yield after each gives a woken reader the CPU.
+  for (int i = 0; i < 4000; ++i) {
+    feed->publish(of_kind(i % 2 ? change_kind::packet_added : change_kind::reading_added));
+    std::this_thread::yield();
+  }
+  feed->publish(of_kind(change_kind::action_changed, "action"));
+  reader.join();
+  ASSERT_EQ(r.changes.size(), 1u) << "the reader returned on a change it does not follow";
+  EXPECT_EQ(r.changes[0]->body, "action");
+  EXPECT_LT(switches, 50) << "the reader was woken by the changes it does not follow";
+}
+
+TEST(change_feed, a_reader_of_some_kinds_has_lost_changes_only_when_one_of_its_kinds_left_the_window) {
+  auto feed = make_memory_feed({.window = 4});
+  for (int i = 0; i < 10; ++i) feed->publish(of_kind(change_kind::packet_added));
+  auto quiet = feed->read_of(0, 100, 0ms, driver_kinds);
+  EXPECT_FALSE(quiet.lost);  // only packets left the window: nothing it follows
+  EXPECT_TRUE(quiet.changes.empty());
+  EXPECT_EQ(quiet.next, 10u);
+  feed->publish(of_kind(change_kind::action_changed));
+  for (int i = 0; i < 10; ++i) feed->publish(of_kind(change_kind::packet_added));
+  EXPECT_TRUE(feed->read_of(quiet.next, 100, 0ms, driver_kinds).lost);
+}
+
+TEST(change_feed, one_read_of_some_kinds_passes_over_at_most_4096_others) {
+  auto feed = make_memory_feed();
+  for (int i = 0; i < 5000; ++i) feed->publish(of_kind(change_kind::packet_added));
+  feed->publish(of_kind(change_kind::action_changed, "action"));
+  auto first = feed->read_of(0, 10, 0ms, driver_kinds);
+  EXPECT_TRUE(first.changes.empty());
+  EXPECT_EQ(first.next, 4096u);
+  auto second = feed->read_of(first.next, 10, 60s, driver_kinds);  // the action is there: no wait
+  ASSERT_EQ(second.changes.size(), 1u);
+  EXPECT_EQ(second.changes[0]->body, "action");
+  EXPECT_EQ(second.next, 5001u);
 }
 
 TEST(change_feed, close_wakes_readers) {
