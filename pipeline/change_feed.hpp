@@ -49,7 +49,6 @@ class change_kinds {
   }
   [[nodiscard]] static constexpr change_kinds all() { return change_kinds((1u << change_kind_count) - 1); }
   [[nodiscard]] constexpr bool has(change_kind k) const { return (bits_ & bit(k)) != 0; }
-  [[nodiscard]] constexpr std::uint32_t bits() const { return bits_; }
 
  private:
   constexpr explicit change_kinds(std::uint32_t bits) : bits_(bits) {}

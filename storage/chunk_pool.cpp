@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace fl::storage {
@@ -89,10 +90,12 @@ void chunk_pool::prepare() {
     char* c = map_filled(chunk_bytes);  // the 6-9 ms the writer no longer waits for
     lock.lock();
     if (c == nullptr) {
-      spdlog::warn("memtable chunks: no memory to map 2 MiB ahead; the writer maps its own until the next try");
+      if (!warned_) spdlog::warn("memtable chunks: no memory to map 2 MiB ahead; the writer maps its own meanwhile");
+      warned_ = true;
       failed_ = true;
       continue;
     }
+    warned_ = false;
     ++prepared_;
     if (kept_.size() < max_chunks_) {
       kept_.push_back(c);

@@ -53,7 +53,7 @@ class chunk_pool {
   [[nodiscard]] static char* map_filled(std::size_t size);
 
   [[nodiscard]] std::size_t kept_bytes() const;
-  // Chunks handed out by take() since the pool was made, and of them those the thread prepared.
+  // Since the pool was made: chunks handed out by take(), and chunks the thread filled ahead.
   [[nodiscard]] std::size_t reused() const;
   [[nodiscard]] std::size_t prepared() const;
 
@@ -67,6 +67,7 @@ class chunk_pool {
   std::vector<char*> kept_;         // capacity max_chunks_, reserved up front
   bool expected_ = false;
   bool failed_ = false;  // the last map failed: the thread waits for the next take() to try again
+  bool warned_ = false;  // said so since the last map that succeeded (one line per shortage)
   std::size_t reused_ = 0, prepared_ = 0;
   service_threads thread_{"fl-memchunks", mutex_, [this] { wanted_.notify_all(); }};
 };
