@@ -3,11 +3,12 @@
 // (storage/memtable_arena.hpp): chunks of memtables RocksDB has dropped after their flush, kept
 // instead of unmapped, and chunks a background thread ("fl-memchunks") maps and fills ahead.
 //
-// Why: filling a fresh 2 MiB chunk (MADV_POPULATE_WRITE, the kernel zeroing it) took 6-9 ms on
+// Why: filling a fresh 2 MiB chunk (the kernel zeroing it) took 6-9 ms on
 // the reference VM, and the group-commit writer did it inline: every ~100 ms of ingest the write
 // path stopped for that long, and every connection's answer with it (the accept p99; measured with
 // `perf trace` on fl-walwrite and RocksDB's LOG, docs/BENCHMARKS.md, nineteenth session). Now the
-// writer takes a ready chunk; it maps one itself only when none is ready.
+// writer takes a ready chunk; it maps one itself only when none is ready. Chunks are filled by
+// writing to their pages, which holds no process-wide lock (map_filled, chunk_pool.cpp).
 //
 // A kept chunk keeps its old bytes: the memtable writes every byte it reads (a node's links, then
 // RocksDB's whole entry), so nothing stale is ever read.

@@ -7,8 +7,9 @@
 // group-commit writer's CPU on the reference VM (~20 us each; docs/BENCHMARKS.md, seventeenth
 // session), on the write path every acknowledged packet waits for. Here chunks grow from 64 KiB to
 // 2 MiB; a 2 MiB chunk is aligned to 2 MiB, asked to be one transparent huge page
-// (MADV_HUGEPAGE) and filled in one call (MADV_POPULATE_WRITE) before the writer uses it. Where the
-// kernel offers neither, the chunk is faulted in as before. With a pool (storage/chunk_pool.hpp),
+// (MADV_HUGEPAGE) and filled before the writer uses it (its pages written to once, which holds
+// no process-wide lock: chunk_pool.cpp). Where the kernel offers no huge page, the fill faults
+// in its 4 KiB pages. With a pool (storage/chunk_pool.hpp),
 // a 2 MiB chunk is taken from there when it has one (left by an earlier memtable, or filled ahead
 // by its thread: filling one took the writer 6-9 ms on the reference VM), and given back when
 // this arena is freed.

@@ -83,7 +83,7 @@ TEST(memtable_arena, full_size_chunks_are_aligned_to_two_mebibytes_and_resident_
   const std::uintptr_t start = address(last) / memtable_arena::huge_chunk * memtable_arena::huge_chunk;
   std::vector<unsigned char> resident(memtable_arena::huge_chunk / 4096);
   // Fails with ENOMEM if any page of the 2 MiB around the last entry is not mapped: the chunk is
-  // not aligned. MADV_POPULATE_WRITE (Linux 5.14) must have filled it: only one entry was written.
+  // not aligned. The arena (chunk_pool::map_filled) must have filled it: only one entry was written.
   ASSERT_EQ(::mincore(reinterpret_cast<void*>(start), memtable_arena::huge_chunk, resident.data()), 0);
   EXPECT_TRUE(std::all_of(resident.begin(), resident.end(), [](unsigned char r) { return (r & 1) != 0; }));
 }
