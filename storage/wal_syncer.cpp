@@ -16,6 +16,10 @@ wal_syncer::~wal_syncer() {
   syncer_.stop();  // makes all of it durable and tells everyone still waiting
 }
 
+std::uint64_t wal_syncer::syncs() const {
+  return syncs_.load();
+}
+
 void wal_syncer::after_sync(std::function<void(bool)> done) {
   {
     std::lock_guard lock(mutex_);
@@ -122,6 +126,7 @@ void wal_syncer::sync_rounds() {
     const auto synced = db_.sync_wal();
     // The callers learn only "not durable" (a 503); the reason goes to the server log.
     if (!synced) spdlog::error("group commit fsync failed: {}", synced.error().message);
+    ++syncs_;
     for (auto& t : group) t.done(synced && t.written);
     lock.lock();
   }

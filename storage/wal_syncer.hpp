@@ -11,7 +11,9 @@
 // ~100% at ~10k packets/s, half of it waiting for the disk). A single writer also spares the
 // writers' queue inside RocksDB (spinning, handing over leadership), which cost ~25 µs of CPU
 // per packet create with 16 threads writing at once.
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <utility>
@@ -42,6 +44,9 @@ class wal_syncer {
   // with the round's inside RocksDB. Fails at once while the syncer is stopping.
   [[nodiscard]] result<void> write(write_batch batch);
 
+  // fsyncs of the WAL done since the start (each makes a group of callers durable).
+  [[nodiscard]] std::uint64_t syncs() const;
+
  private:
   // A batch handed over, and whom to tell: `done` after the fsync (commit), or `written` after
   // the round's write (write).
@@ -66,8 +71,9 @@ class wal_syncer {
   std::condition_variable handed_;  // the writer waits here for batches
   std::condition_variable ready_;   // the syncer waits here for something to make durable
   std::vector<handed_over> to_write_;
-  std::vector<to_tell> to_sync_;  // written (or asked after_sync), waiting for the next fsync
-  bool writer_done_ = false;      // the writer has left: nothing more reaches to_sync_ from it
+  std::vector<to_tell> to_sync_;         // written (or asked after_sync), waiting for the next fsync
+  std::atomic<std::uint64_t> syncs_{0};  // counted before the group is told
+  bool writer_done_ = false;             // the writer has left: nothing more reaches to_sync_ from it
   // Stopped in this order: the writer writes what was handed over, then the syncer makes it durable.
   service_threads writer_{"fl-walwrite", mutex_, [this] { handed_.notify_all(); }};
   service_threads syncer_{"fl-walsync", mutex_, [this] { ready_.notify_all(); }};

@@ -97,6 +97,7 @@ TEST_F(metrics_route, counters_move_with_requests_a_parsed_packet_and_a_websocke
   // The packet: accepted, parsed by a worker, its outcome under its mandate.
   EXPECT_GE(sample_sum(after, "fieldline_packets_accepted_total"),
             sample_sum(before, "fieldline_packets_accepted_total") + 1);
+  EXPECT_GE(sample_sum(after, "fieldline_wal_syncs_total"), sample_sum(before, "fieldline_wal_syncs_total") + 1);
   EXPECT_GE(sample_sum(after, "fieldline_packets_parsed_total"),
             sample_sum(before, "fieldline_packets_parsed_total") + 1);
   EXPECT_EQ(sample_value(after, "fieldline_parses_total{mandate=\"" + mandate_ + "\",outcome=\"ok\"}"), 1.0);
