@@ -17,8 +17,9 @@ constexpr std::size_t page_bytes = 4096;
 // so every mmap and munmap meanwhile waited for it, the group-commit writer's among them, and
 // with a writer queued on the lock, every other thread's madvise and munmap too (perf trace: the
 // writer's small-chunk mmaps ended when the fill ended, 3.8-8.1 ms each). A plain write fault
-// holds only the lock of this one mapping (per-VMA locks, Linux 6.4), which nobody else touches.
-// With a huge page the first write fills all 2 MiB and the rest find it there.
+// holds only the lock of this one mapping (per-VMA locks, Linux 6.4), which nobody else touches;
+// before 6.4 it holds the process's lock for its own page alone (a huge page: all 2 MiB, as the
+// madvise did). With a huge page the first write fills all 2 MiB and the rest find it there.
 void touch_pages(char* at, std::size_t size) {
   volatile char* bytes = at;
   for (std::size_t offset = 0; offset < size; offset += page_bytes) bytes[offset] = 0;
