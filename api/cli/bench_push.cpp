@@ -412,6 +412,8 @@ int bench_push(bool as_json, std::size_t seconds, std::size_t connections, std::
     std::printf("  of which the POST itself (accept)    p50 %.1f ms  p99 %.1f ms\n", with.accept_p50_ms,
                 with.accept_p99_ms);
     if (with.closed > 0) std::printf("  sockets closed by the server          %11zu\n", with.closed);
+    // The exit status counts them: say so, as bench ingest does.
+    if (failures > 0) std::printf("  failed requests (wrk: socket errors and non-2xx)  %zu\n", failures);
     print_ceiling(ceiling, ceiling_error);
   }
   return failures == 0 && with.closed == 0 && with.frames == phases.expected_frames ? 0 : 1;
