@@ -9,10 +9,9 @@
 // 2 MiB; a 2 MiB chunk is aligned to 2 MiB, asked to be one transparent huge page
 // (MADV_HUGEPAGE) and filled before the writer uses it (its pages written to once, which holds
 // no process-wide lock: chunk_pool.cpp). Where the kernel offers no huge page, the fill faults
-// in its 4 KiB pages. With a pool (storage/chunk_pool.hpp),
-// a 2 MiB chunk is taken from there when it has one (left by an earlier memtable, or filled ahead
-// by its thread: filling one took the writer 6-9 ms on the reference VM), and given back when
-// this arena is freed.
+// in its 4 KiB pages. With a pool (storage/chunk_pool.hpp), a 2 MiB chunk is taken from there
+// when it has one (left by an earlier memtable, or filled ahead by its thread: filling one took
+// the writer 6-9 ms on the reference VM), and given back when this arena is freed.
 //
 // One writer: `allocate` is called by the memtable's writer only (storage/skip_list_memtable.hpp);
 // `bytes` may be read from any thread (RocksDB's flush decision).

@@ -44,7 +44,7 @@ class wal_syncer {
   // with the round's inside RocksDB. Fails at once while the syncer is stopping.
   [[nodiscard]] result<void> write(write_batch batch);
 
-  // fsyncs of the WAL done since the start (each makes a group of callers durable).
+  // fsyncs of the WAL since the start, failed ones included (each covers a group of callers).
   [[nodiscard]] std::uint64_t syncs() const;
 
  private:

@@ -29,9 +29,10 @@ void write_parsing(metrics::exposition& out, const app_context& app, pipeline::p
   const auto& m = app.parsing.metrics();
   out.single_counter("fieldline_packets_accepted_total", "Packets created and durable.",
                      num(app.packet_writes.packets_accepted()));
-  out.single_counter("fieldline_wal_syncs_total",
-                     "fsyncs of the write-ahead log by the group commit; each makes a group of writes durable.",
-                     num(app.durable.syncs()));
+  out.single_counter(
+      "fieldline_wal_syncs_total",
+      "fsyncs of the write-ahead log by the group commit, failed ones included; each covers a group of writes.",
+      num(app.durable.syncs()));
   out.single_counter("fieldline_packets_parsed_total", "Packets given a parse outcome and written.",
                      num(m.parsed.value()));
   out.family("fieldline_parses_total",
