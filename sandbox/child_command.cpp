@@ -9,6 +9,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "sandbox/close_inherited_fds.hpp"
+
 namespace fl::sandbox {
 
 namespace bp = boost::process;
@@ -22,7 +24,8 @@ std::optional<std::string> find_program(const std::string& name) {
 command_output run_command(const std::string& program, const std::vector<std::string>& arguments) {
   bp::ipstream out;
   std::error_code error;
-  bp::child child(program, bp::args(arguments), (bp::std_out & bp::std_err) > out, bp::std_in.close(), error);
+  bp::child child(program, bp::args(arguments), (bp::std_out & bp::std_err) > out, bp::std_in.close(),
+                  close_inherited_fds{}, error);
   if (error) throw std::runtime_error("cannot run " + program + ": " + error.message());
   command_output result;
   result.output.assign(std::istreambuf_iterator<char>(out), std::istreambuf_iterator<char>());

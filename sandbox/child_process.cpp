@@ -16,6 +16,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sandbox/close_inherited_fds.hpp"
+
 namespace fl::sandbox {
 
 namespace bp = boost::process;
@@ -34,7 +36,8 @@ namespace {
 // Boost.Process's initialisers differ in type per mode, so each combination is its own launch.
 template <class... Io>
 bp::child launch(const child_spec& spec, bp::environment& env, std::error_code& ec, Io&&... io) {
-  return bp::child(spec.program, bp::args(spec.args), std::forward<Io>(io)..., bp::std_in < bp::null, bp::env(env), ec);
+  return bp::child(spec.program, bp::args(spec.args), std::forward<Io>(io)..., bp::std_in < bp::null, bp::env(env),
+                   close_inherited_fds{}, ec);
 }
 
 template <class Out>

@@ -1,7 +1,9 @@
 #include "sandbox/child_process.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -24,6 +26,24 @@ std::string slurp(const std::filesystem::path& p) {
   s << in.rdbuf();
   return s.str();
 }
+
+// A descriptor of ours that exec would keep open (no O_CLOEXEC), as Asio's sockets are; the child
+// lists its own descriptors, and the test looks for this one's number (placed high, where the
+// listing's own descriptors do not land).
+struct open_descriptor {
+  open_descriptor() {
+    const int low = ::open("/dev/null", O_RDONLY);
+    fd = ::fcntl(low, F_DUPFD, 200);
+    ::close(low);
+  }
+  ~open_descriptor() { ::close(fd); }
+  open_descriptor(const open_descriptor&) = delete;
+  open_descriptor& operator=(const open_descriptor&) = delete;
+  [[nodiscard]] std::string listed() const { return " " + std::to_string(fd) + " "; }
+  int fd = -1;
+};
+
+const char* const list_descriptors = "echo \" $(ls /proc/self/fd | tr '\\n' ' ')\"";
 
 }  // namespace
 
@@ -88,6 +108,26 @@ TEST(child_process, a_program_that_cannot_start_throws_naming_it) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("fieldline-no-such-program"), std::string::npos) << e.what();
   }
+}
+
+TEST(child_process, a_started_program_holds_none_of_our_descriptors) {
+  const open_descriptor ours;
+  ASSERT_GE(ours.fd, 200);
+  child_process child({.program = sh(), .args = {"-c", list_descriptors}, .out = child_output::pipe});
+  const auto listed = child.read_line(std::chrono::seconds(30));
+  ASSERT_TRUE(listed);
+  EXPECT_NE(listed->find(" 1 "), std::string::npos) << *listed;  // the listing itself works
+  EXPECT_EQ(listed->find(ours.listed()), std::string::npos) << *listed;
+  EXPECT_EQ(child.wait(), 0);
+}
+
+TEST(run_command, a_program_run_to_completion_holds_none_of_our_descriptors) {
+  const open_descriptor ours;
+  ASSERT_GE(ours.fd, 200);
+  const auto ran = run_command(sh(), {"-c", list_descriptors});
+  EXPECT_EQ(ran.exit_code, 0);
+  EXPECT_NE(ran.output.find(" 1 "), std::string::npos) << ran.output;
+  EXPECT_EQ(ran.output.find(ours.listed()), std::string::npos) << ran.output;
 }
 
 }  // namespace fl::sandbox
