@@ -218,7 +218,15 @@ class skip_list_memtable::iterator final : public rocksdb::MemTableRep::Iterator
 
   bool Valid() const override { return at_ != nullptr; }
   const char* key() const override { return at_->key(); }
-  void Next() override { at_ = at_->next(0); }
+  // A flush walks the whole list in key order, and nodes lie in the arena in insertion order: each
+  // step was a cache miss in key(), 19% of the flush thread's CPU under ingest (docs/BENCHMARKS.md).
+  // The node after the next one is asked for while the caller works on the next: its miss overlaps
+  // the building of one table entry instead of stalling it.
+  void Next() override {
+    at_ = at_->next(0);
+    if (at_ == nullptr) return;
+    if (const node* after = at_->next(0)) prefetch_entry(after);
+  }
   void Prev() override { at_ = list_.last_before(at_->key()); }
   void Seek(const rocksdb::Slice& internal_key, const char* memtable_key) override {
     at_ = list_.first_at_or_after(target(internal_key, memtable_key));
@@ -247,6 +255,14 @@ class skip_list_memtable::iterator final : public rocksdb::MemTableRep::Iterator
     }
     encoded_.append(internal_key.data(), internal_key.size());
     return encoded_.data();
+  }
+
+  // The node's links and the start of its entry (the key and, for small values, the value).
+  static void prefetch_entry(const node* n) {
+    const auto* bytes = reinterpret_cast<const char*>(n);
+    __builtin_prefetch(bytes);
+    __builtin_prefetch(bytes + 64);
+    __builtin_prefetch(bytes + 128);
   }
 
   const skip_list_memtable& list_;
