@@ -4,7 +4,8 @@
 // the program holds none of ours. Asio opens its sockets without SOCK_CLOEXEC: without this, wrk
 // started by `bench push` inherited the 2,000 sockets of the server and subscribers in the bench's
 // process, and its event loop (sized for its own connections) refused 38 of its 64 sockets. Also
-// keeps nginx, curl or a test's server away from the store's files and the listening socket.
+// keeps nginx, curl or a test's server away from our listening socket and connections (RocksDB
+// marks its own files close-on-exec).
 // Parser workers have their own path (jail.cpp closes everything past the status pipe).
 #include <unistd.h>
 
