@@ -20,8 +20,9 @@ inline const char* const parser_code = R"(defmodule Parser do
   end
 
   def parse(<<0xEE>>, _meta) do
-    # Slow on purpose: about a few hundred milliseconds of work.
-    %{sum: Enum.reduce(1..10_000_000, 0, fn x, acc -> acc + x end)}
+    # Slow on purpose: busy for 500 ms of the clock, past the 100 ms default deadline on any
+    # machine (a fixed sum of 10 million took under 100 ms in a fast phase of the VM).
+    %{spins: spin_until(DateTime.add(DateTime.utc_now(), 500, :millisecond), 0)}
   end
 
   def parse(<<0xDD>>, _meta) do
@@ -39,6 +40,10 @@ inline const char* const parser_code = R"(defmodule Parser do
   end
 
   def parse(_, _), do: []
+
+  defp spin_until(until, n) do
+    if DateTime.compare(DateTime.utc_now(), until) == :lt, do: spin_until(until, n + 1), else: n
+  end
 end
 )";
 
