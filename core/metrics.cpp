@@ -75,6 +75,28 @@ histogram::snapshot histogram::read() const {
   return s;
 }
 
+histogram::snapshot difference(const histogram::snapshot& later, const histogram::snapshot& earlier) {
+  histogram::snapshot d = later;
+  if (earlier.cumulative.size() != later.cumulative.size()) return d;  // not the same histogram
+  for (std::size_t i = 0; i < d.cumulative.size(); ++i) d.cumulative[i] -= earlier.cumulative[i];
+  d.count -= earlier.count;
+  d.sum -= earlier.sum;
+  return d;
+}
+
+double quantile(const histogram::snapshot& s, double q) {
+  if (s.count == 0 || s.cumulative.empty()) return 0;
+  const double rank = std::clamp(q, 0.0, 1.0) * static_cast<double>(s.count);
+  std::size_t i = 0;
+  while (i + 1 < s.cumulative.size() && static_cast<double>(s.cumulative[i]) < rank) ++i;
+  if (i >= s.bounds.size()) return s.bounds.empty() ? 0 : s.bounds.back();  // in +Inf
+  const double lower = i == 0 ? 0 : s.bounds[i - 1];
+  const double below = i == 0 ? 0 : static_cast<double>(s.cumulative[i - 1]);
+  const double in_bucket = static_cast<double>(s.cumulative[i]) - below;
+  if (in_bucket <= 0) return s.bounds[i];
+  return lower + (s.bounds[i] - lower) * (rank - below) / in_bucket;
+}
+
 counter_family::counter_family(std::vector<std::string> label_names, std::size_t first_label_cap)
     : names_(std::move(label_names)), cap_(first_label_cap) {}
 

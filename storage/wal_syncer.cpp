@@ -23,7 +23,7 @@ std::uint64_t wal_syncer::syncs() const {
 void wal_syncer::after_sync(std::function<void(bool)> done) {
   {
     std::lock_guard lock(mutex_);
-    to_sync_.push_back({std::move(done)});
+    to_sync_.push_back({std::move(done), true, clock::now()});
   }
   ready_.notify_one();
 }
@@ -32,7 +32,7 @@ void wal_syncer::commit(write_batch batch, std::function<void(bool)> done) {
   {
     std::lock_guard lock(mutex_);
     if (!writer_.stopping()) {
-      to_write_.push_back({std::move(batch), std::move(done), {}});
+      to_write_.push_back({std::move(batch), std::move(done), {}, clock::now()});
       done = nullptr;
     }
   }
@@ -52,11 +52,14 @@ result<void> wal_syncer::write(write_batch batch) {
     // The writer leaves once nothing is handed over after stop(): a batch handed over now could
     // wait forever.
     if (writer_.stopping()) return error{errc::busy, "the group commit is stopping"};
-    to_write_.push_back({std::move(batch), {}, [&](const result<void>& r) {
+    to_write_.push_back({std::move(batch),
+                         {},
+                         [&](const result<void>& r) {
                            std::lock_guard told_lock(told_mutex);
                            outcome = r;
                            told.notify_one();
-                         }});
+                         },
+                         clock::now()});
   }
   handed_.notify_one();
   std::unique_lock told_lock(told_mutex);
@@ -108,7 +111,7 @@ std::vector<wal_syncer::to_tell> wal_syncer::write_round(std::vector<handed_over
     // its batch was not written (its own, or the round's write failing).
     if (writes[i].written)
       writes[i].written(included[i] ? outcome : result<void>(error{errc::invalid, "the batch could not be built"}));
-    if (writes[i].done) later.push_back({std::move(writes[i].done), included[i] && outcome});
+    if (writes[i].done) later.push_back({std::move(writes[i].done), included[i] && outcome, writes[i].since});
   }
   return later;
 }
@@ -123,11 +126,17 @@ void wal_syncer::sync_rounds() {
     auto group = std::move(to_sync_);
     to_sync_.clear();
     lock.unlock();
+    const auto began = clock::now();
     const auto synced = db_.sync_wal();
+    const auto synced_at = clock::now();
+    fsync_seconds_.observe(std::chrono::duration<double>(synced_at - began).count());
     // The callers learn only "not durable" (a 503); the reason goes to the server log.
     if (!synced) spdlog::error("group commit fsync failed: {}", synced.error().message);
     ++syncs_;
-    for (auto& t : group) t.done(synced && t.written);
+    for (auto& t : group) {
+      commit_seconds_.observe(std::chrono::duration<double>(synced_at - t.since).count());
+      t.done(synced && t.written);
+    }
     lock.lock();
   }
 }

@@ -12,6 +12,7 @@
 // writers' queue inside RocksDB (spinning, handing over leadership), which cost ~25 µs of CPU
 // per packet create with 16 threads writing at once.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/metrics.hpp"
 #include "core/service_threads.hpp"
 #include "storage/database.hpp"
 
@@ -46,19 +48,27 @@ class wal_syncer {
 
   // fsyncs of the WAL since the start, failed ones included (each covers a group of callers).
   [[nodiscard]] std::uint64_t syncs() const;
+  // How long callers waited: from a batch handed over (commit) or a wait asked for (after_sync)
+  // to being told. The part of an acknowledgement's latency that is the disk's and this pipeline's.
+  [[nodiscard]] const metrics::histogram& commit_seconds() const { return commit_seconds_; }
+  // Each fsync of the WAL, failed ones included.
+  [[nodiscard]] const metrics::histogram& fsync_seconds() const { return fsync_seconds_; }
 
  private:
   // A batch handed over, and whom to tell: `done` after the fsync (commit), or `written` after
   // the round's write (write).
+  using clock = std::chrono::steady_clock;
   struct handed_over {
     write_batch batch;
     std::function<void(bool)> done;
     std::function<void(const result<void>&)> written;
+    clock::time_point since;  // when it was handed over
   };
-  // Whom the syncer tells after its fsync, and whether their write went through.
+  // Whom the syncer tells after its fsync, whether their write went through, and since when they wait.
   struct to_tell {
     std::function<void(bool)> done;
     bool written = true;
+    clock::time_point since;
   };
 
   void write_rounds();
@@ -73,7 +83,9 @@ class wal_syncer {
   std::vector<handed_over> to_write_;
   std::vector<to_tell> to_sync_;         // written (or asked after_sync), waiting for the next fsync
   std::atomic<std::uint64_t> syncs_{0};  // counted before the group is told
-  bool writer_done_ = false;             // the writer has left: nothing more reaches to_sync_ from it
+  metrics::histogram commit_seconds_;
+  metrics::histogram fsync_seconds_;
+  bool writer_done_ = false;  // the writer has left: nothing more reaches to_sync_ from it
   // Stopped in this order: the writer writes what was handed over, then the syncer makes it durable.
   service_threads writer_{"fl-walwrite", mutex_, [this] { handed_.notify_all(); }};
   service_threads syncer_{"fl-walsync", mutex_, [this] { ready_.notify_all(); }};

@@ -33,6 +33,12 @@ void write_parsing(metrics::exposition& out, const app_context& app, pipeline::p
       "fieldline_wal_syncs_total",
       "fsyncs of the write-ahead log by the group commit, failed ones included; each covers a group of writes.",
       num(app.durable.syncs()));
+  out.single_histogram("fieldline_wal_commit_duration_seconds",
+                       "From a write handed to the group commit to its fsync's end, when its caller is told it is "
+                       "durable (a packet create waits this long for its answer, besides HTTP).",
+                       app.durable.commit_seconds());
+  out.single_histogram("fieldline_wal_fsync_duration_seconds", "One fsync of the write-ahead log by the group commit.",
+                       app.durable.fsync_seconds());
   out.single_counter("fieldline_packets_parsed_total", "Packets given a parse outcome and written.",
                      num(m.parsed.value()));
   out.family("fieldline_parses_total",

@@ -93,6 +93,11 @@ TEST_F(metrics_route, counters_move_with_requests_a_parsed_packet_and_a_websocke
             1);
   EXPECT_GE(sample_sum(after, "fieldline_http_requests_total", {R"(route="unmatched")", R"(status="404")"}), 1);
   EXPECT_GE(sample_sum(after, "fieldline_http_requests_total", {R"(route="/metrics")"}), 1);
+  // The packet's create waited for the group commit, which fsynced at least once for it.
+  EXPECT_GE(sample_sum(after, "fieldline_wal_commit_duration_seconds_count"),
+            sample_sum(before, "fieldline_wal_commit_duration_seconds_count") + 1);
+  EXPECT_GE(sample_sum(after, "fieldline_wal_fsync_duration_seconds_count"),
+            sample_sum(before, "fieldline_wal_fsync_duration_seconds_count") + 1);
   EXPECT_EQ(after.find(device_), std::string::npos) << "a raw path leaked into a label";
   // The packet: accepted, parsed by a worker, its outcome under its mandate.
   EXPECT_GE(sample_sum(after, "fieldline_packets_accepted_total"),

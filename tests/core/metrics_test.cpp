@@ -41,6 +41,36 @@ TEST(metrics, a_histogram_counts_each_value_in_the_first_bucket_that_holds_it) {
   EXPECT_DOUBLE_EQ(s.sum, 11.5);
 }
 
+TEST(metrics, a_quantile_is_interpolated_within_the_bucket_that_holds_it) {
+  static constexpr double bounds[] = {1, 5, 10};
+  metrics::histogram h(bounds);
+  EXPECT_EQ(metrics::quantile(h.read(), 0.99), 0);  // nothing observed
+  for (int i = 0; i < 50; ++i) h.observe(0.5);
+  for (int i = 0; i < 40; ++i) h.observe(3);
+  for (int i = 0; i < 10; ++i) h.observe(8);
+  const auto s = h.read();
+  EXPECT_DOUBLE_EQ(metrics::quantile(s, 0.25), 0.5);  // half-way through the first bucket, from 0
+  EXPECT_DOUBLE_EQ(metrics::quantile(s, 0.5), 1);
+  EXPECT_DOUBLE_EQ(metrics::quantile(s, 0.7), 3);  // 20 of the 40 between 1 and 5
+  EXPECT_DOUBLE_EQ(metrics::quantile(s, 0.95), 7.5);
+  h.observe(20);  // past the last bound: +Inf answers with the highest finite bound
+  EXPECT_DOUBLE_EQ(metrics::quantile(h.read(), 1.0), 10);
+}
+
+TEST(metrics, a_difference_holds_only_what_was_observed_between_two_reads) {
+  static constexpr double bounds[] = {1, 5};
+  metrics::histogram h(bounds);
+  for (int i = 0; i < 100; ++i) h.observe(0.5);
+  const auto before = h.read();
+  h.observe(3);
+  h.observe(7);
+  const auto d = metrics::difference(h.read(), before);
+  EXPECT_EQ(d.count, 2u);
+  EXPECT_EQ(d.cumulative, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(d.sum, 10);
+  EXPECT_DOUBLE_EQ(metrics::quantile(d, 0.5), 5);  // the earlier 100 fast ones are not in it
+}
+
 TEST(metrics, a_family_folds_first_label_values_past_its_cap_into_other) {
   metrics::counter_family f({"mandate", "outcome"}, 2);
   f.at({"a", "ok"}).add();
@@ -89,7 +119,7 @@ TEST(metrics, the_exposition_is_valid_text_format_with_escaped_labels) {
   requests.at({"/api/v1/devices/:device", "200"}).add(3);
   requests.at({"odd \"quoted\" \\ back\nslash", "404"}).add();
   metrics::histogram_family seconds({"route"});
-  seconds.at({"/metrics"}).observe(0.003);
+  seconds.at({"/metrics"}).observe(0.004);
   out.family("x_requests_total", "Requests.\nTwo lines \\ help.", requests);
   out.family("x_seconds", "Latency.", seconds);
   out.single_gauge("x_gauge", "A gauge.", -2);
@@ -98,7 +128,7 @@ TEST(metrics, the_exposition_is_valid_text_format_with_escaped_labels) {
   EXPECT_TRUE(exposition_problems(text).empty()) << ::testing::PrintToString(exposition_problems(text)) << text;
   EXPECT_EQ(sample_value(text, R"(x_requests_total{route="/api/v1/devices/:device",status="200"})"), 3.0);
   EXPECT_NE(text.find(R"(route="odd \"quoted\" \\ back\nslash")"), std::string::npos) << text;
-  EXPECT_EQ(sample_value(text, R"(x_seconds_bucket{route="/metrics",le="0.0025"})"), 0.0);
+  EXPECT_EQ(sample_value(text, R"(x_seconds_bucket{route="/metrics",le="0.003"})"), 0.0);
   EXPECT_EQ(sample_value(text, R"(x_seconds_bucket{route="/metrics",le="0.005"})"), 1.0);
   EXPECT_EQ(sample_value(text, R"(x_seconds_bucket{route="/metrics",le="+Inf"})"), 1.0);
   EXPECT_EQ(sample_value(text, R"(x_seconds_count{route="/metrics"})"), 1.0);

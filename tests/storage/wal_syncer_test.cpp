@@ -169,4 +169,29 @@ TEST(wal_syncer, commits_are_told_in_the_order_they_were_handed_over) {
   for (int i = 0; i < 500; ++i) EXPECT_EQ(order[static_cast<std::size_t>(i)], i);
 }
 
+TEST(wal_syncer, every_caller_told_and_every_fsync_is_timed_and_a_write_for_visibility_is_not) {
+  testing::temp_dir dir;
+  auto db = database::open({.dir = dir.path()});
+  ASSERT_TRUE(db);
+  wal_syncer syncer(**db);
+  auto visible = (*db)->batch();
+  visible.put(family::meta, "w", "v");
+  ASSERT_TRUE(syncer.write(std::move(visible)));  // told when written, not after an fsync
+  std::vector<std::promise<void>> told(60);
+  for (std::size_t i = 0; i < 50; ++i) {
+    auto batch = (*db)->batch();
+    batch.put(family::meta, "t" + std::to_string(i), "v");
+    syncer.commit(std::move(batch), [&, i](bool) { told[i].set_value(); });
+  }
+  for (std::size_t i = 50; i < 60; ++i) syncer.after_sync([&, i](bool) { told[i].set_value(); });
+  for (auto& t : told) t.get_future().get();
+  const auto waits = syncer.commit_seconds().read();
+  const auto fsyncs = syncer.fsync_seconds().read();
+  EXPECT_EQ(waits.count, 60u);
+  EXPECT_GT(waits.sum, 0);
+  EXPECT_EQ(fsyncs.count, syncer.syncs());
+  EXPECT_GE(fsyncs.count, 1u);
+  EXPECT_GT(fsyncs.sum, 0);
+}
+
 }  // namespace fl::storage
