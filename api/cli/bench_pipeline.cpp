@@ -180,7 +180,8 @@ ingest_figures measure_ingest(std::size_t seconds, std::size_t connections, std:
   const auto load = run_wrk({.url = "http://127.0.0.1:" + std::to_string(server.port()) + targets[0],
                              .connections = connections,
                              .seconds = seconds,
-                             .lua_script = post_script(targets, body)});
+                             .lua_script = post_script(targets, body),
+                             .threads = latency_wrk_threads(connections)});
   f.packets = load.requests;
   f.accepted_per_s = load.requests_per_s;
   f.p50_ms = load.p50_ms;
@@ -224,7 +225,7 @@ int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connect
   const auto spread = measure_ingest(seconds, connections, mandates, steps);
   steps.set_note("generator ceiling");
   std::string ceiling_error;
-  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error, latency_wrk_threads(connections));
   steps.add();
   steps.finish();
   const double ratio = spread.ingested_per_s / single.ingested_per_s;
@@ -232,6 +233,7 @@ int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connect
     std::printf("%s\n", to_json(json::object{{"benchmark", "ingest_mandates"},
                                              {"cores", std::thread::hardware_concurrency()},
                                              {"load_generator", "wrk"},
+                                             {"wrk_threads", latency_wrk_threads(connections)},
                                              {"seconds_per_figure", seconds},
                                              {"connections", connections},
                                              {"mandates", mandates},
@@ -246,8 +248,9 @@ int bench_ingest_mandates(bool as_json, std::size_t seconds, std::size_t connect
                                              {"failures", single.failures + spread.failures}})
                             .c_str());
   } else {
-    std::printf("fieldline bench ingest --mandates %zu  (%u cores, wrk, %zu s per run, %zu connections)\n", mandates,
-                std::thread::hardware_concurrency(), seconds, connections);
+    std::printf(
+        "fieldline bench ingest --mandates %zu  (%u cores, wrk with %zu thread(s), %zu s per run, %zu connections)\n",
+        mandates, std::thread::hardware_concurrency(), latency_wrk_threads(connections), seconds, connections);
     std::printf("  ingested, 1 mandate                  %11.0f packets/s  (accept p99 %.1f ms)\n",
                 single.ingested_per_s, single.p99_ms);
     std::printf("  ingested, %3zu mandates, own parsers  %11.0f packets/s  (accept p99 %.1f ms)\n", mandates,
@@ -326,7 +329,7 @@ int bench_ingest(bool as_json, std::size_t seconds, std::size_t connections, std
   for (const auto& r : runs.all) failures += r.failures;
   steps.set_note("generator ceiling");
   std::string ceiling_error;
-  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error);
+  const auto ceiling = generator_ceiling(connections, seconds, ceiling_error, latency_wrk_threads(connections));
   steps.add();
   steps.finish();
   const auto limits = bench_server::limits();
@@ -336,6 +339,7 @@ int bench_ingest(bool as_json, std::size_t seconds, std::size_t connections, std
     std::printf("%s\n", to_json(json::object{{"benchmark", "ingest"},
                                              {"cores", std::thread::hardware_concurrency()},
                                              {"load_generator", "wrk"},
+                                             {"wrk_threads", latency_wrk_threads(connections)},
                                              {"seconds_per_figure", seconds},
                                              {"packets", f.packets},
                                              {"connections", connections},
@@ -364,8 +368,10 @@ int bench_ingest(bool as_json, std::size_t seconds, std::size_t connections, std
                             .c_str());
   } else {
     std::printf(
-        "fieldline bench ingest  (%u cores, wrk, %zu s, %zu packets, %zu connections, %d I/O + %d write threads)\n",
-        std::thread::hardware_concurrency(), seconds, f.packets, connections, limits.threads, limits.write_threads);
+        "fieldline bench ingest  (%u cores, wrk with %zu thread(s), %zu s, %zu packets, %zu connections, %d I/O + %d "
+        "write threads)\n",
+        std::thread::hardware_concurrency(), latency_wrk_threads(connections), seconds, f.packets, connections,
+        limits.threads, limits.write_threads);
     std::printf("  accepted (durable, answered)        %12.0f packets/s  (p50 %.1f ms, p99 %.1f ms, target < 10)\n",
                 f.accepted_per_s, f.p50_ms, f.p99_ms);
     std::printf(

@@ -95,10 +95,11 @@ json::object load_figures(const wrk_report& r) {
 
 // What wrk itself can do on this machine: nginx answering three bytes, same connections and length.
 // nullopt when nginx cannot run (`error` says why).
-std::optional<wrk_report> generator_ceiling(std::size_t connections, std::size_t seconds, std::string& error) {
+std::optional<wrk_report> generator_ceiling(std::size_t connections, std::size_t seconds, std::string& error,
+                                            std::size_t threads) {
   try {
     nginx_process nginx("{}");
-    return run_wrk({.url = nginx.url("/tiny.txt"), .connections = connections, .seconds = seconds});
+    return run_wrk({.url = nginx.url("/tiny.txt"), .connections = connections, .seconds = seconds, .threads = threads});
   } catch (const wrk_missing&) {
     throw;
   } catch (const std::exception& e) {

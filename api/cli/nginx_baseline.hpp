@@ -29,10 +29,11 @@ struct nginx_process {
 
 [[nodiscard]] boost::json::object load_figures(const wrk_report& r);
 
-// What wrk itself can do on this machine: nginx answering three bytes, same connections and length.
-// nullopt when nginx cannot run (`error` says why); wrk_missing when wrk is not installed.
+// What wrk itself can do on this machine: nginx answering three bytes, same connections, length and
+// threads (0: wrk_threads' default). nullopt when nginx cannot run (`error` says why); wrk_missing
+// when wrk is not installed.
 [[nodiscard]] std::optional<wrk_report> generator_ceiling(std::size_t connections, std::size_t seconds,
-                                                          std::string& error);
+                                                          std::string& error, std::size_t threads = 0);
 [[nodiscard]] boost::json::value ceiling_json(const std::optional<wrk_report>& ceiling);
 void print_ceiling(const std::optional<wrk_report>& ceiling, const std::string& error);
 

@@ -18,6 +18,10 @@ std::size_t wrk_threads(std::size_t connections) {
   return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::max<std::size_t>(connections, 1));
 }
 
+std::size_t latency_wrk_threads(std::size_t connections) {
+  return std::max<std::size_t>(1, wrk_threads(connections) / 2);
+}
+
 void require_wrk() {
   if (!sandbox::find_program("wrk")) throw wrk_missing();
 }
@@ -27,7 +31,7 @@ wrk_report run_wrk(const wrk_run& run) {
   if (!wrk) throw wrk_missing();
   std::vector<std::string> args{"--latency",
                                 "-t",
-                                std::to_string(wrk_threads(run.connections)),
+                                std::to_string(run.threads ? run.threads : wrk_threads(run.connections)),
                                 "-c",
                                 std::to_string(std::max<std::size_t>(run.connections, 1)),
                                 "-d",

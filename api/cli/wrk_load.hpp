@@ -22,11 +22,18 @@ struct wrk_run {
   std::size_t connections = 64;
   std::size_t seconds = 5;  // wrk counts whole seconds
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string lua_script;  // passed with -s when not empty (e.g. a POST body, several targets)
+  std::string lua_script;   // passed with -s when not empty (e.g. a POST body, several targets)
+  std::size_t threads = 0;  // 0: wrk_threads(connections)
 };
 
 // wrk's threads: one per core, at most one per connection.
 [[nodiscard]] std::size_t wrk_threads(std::size_t connections);
+// For a load whose latency is the figure and whose rate is far below what one thread of wrk drives
+// (bench ingest): half as many, at least one. The client shares the server's cores, and each of its
+// threads is one more runnable thread ahead of the server's request path: on 2 cores, one thread
+// reaches the same ceiling as two (nginx answering 3 bytes, ~97k req/s), and with two the server's
+// own p99 of the same requests rose (docs/BENCHMARKS.md, 2026-12-02, twenty-second session).
+[[nodiscard]] std::size_t latency_wrk_threads(std::size_t connections);
 
 // Runs wrk --latency to the end and returns its figures. Throws wrk_missing when wrk is not
 // installed, std::runtime_error when it fails or prints something unexpected (its output included).
