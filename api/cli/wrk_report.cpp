@@ -34,7 +34,12 @@ std::optional<wrk_report> parse_wrk_report(std::string_view text) {
     std::istringstream words(line);
     std::string first;
     words >> first;
-    if (first == "Requests/sec:") {
+    if (first == "Latency") {
+      // "    Latency     1.02ms  620.11us  14.20ms   88.10%": average, deviation, max, +/- deviation
+      std::string average, deviation, longest;
+      if (words >> average >> deviation >> longest)
+        if (auto ms = duration_ms(longest)) r.max_ms = *ms;
+    } else if (first == "Requests/sec:") {
       rate = static_cast<bool>(words >> r.requests_per_s);
     } else if (first == "50%" || first == "99%") {
       std::string value;
@@ -69,6 +74,17 @@ std::optional<wrk_report> parse_wrk_report(std::string_view text) {
   r.p50_ms = *p50;
   r.p99_ms = *p99;
   return r;
+}
+
+std::vector<double> as_wrk_counts(std::vector<double> latencies_ms, double interval_ms) {
+  if (interval_ms <= 0) return latencies_ms;
+  const std::size_t recorded = latencies_ms.size();
+  for (std::size_t i = 0; i < recorded; ++i) {
+    const double latency = latencies_ms[i];
+    if (latency < 2 * interval_ms) continue;
+    for (double m = latency - interval_ms; m > interval_ms; m -= interval_ms) latencies_ms.push_back(m);
+  }
+  return latencies_ms;
 }
 
 }  // namespace fl::cli

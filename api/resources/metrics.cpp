@@ -15,7 +15,9 @@ void write_http(metrics::exposition& out, const server_metrics& t) {
   out.family("fieldline_http_requests_total", "HTTP requests answered, by method, route template and status.",
              t.http.requests);
   out.family("fieldline_http_request_duration_seconds",
-             "From a request's first byte to its answer's last, by method and route template.", t.http.seconds);
+             "From the server's first read of a request to its answer's last byte written, by method and route "
+             "template.",
+             t.http.seconds);
   out.single_gauge("fieldline_websocket_subscribers", "Websockets following changes now.",
                    num(t.websockets.subscribers.value()));
   out.single_counter("fieldline_websocket_frames_sent_total", "Items (text frames) written to websockets.",

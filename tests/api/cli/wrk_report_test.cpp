@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace fl::cli {
 namespace {
 
@@ -29,7 +32,27 @@ TEST(wrk_report, reads_rate_count_and_percentiles) {
   EXPECT_DOUBLE_EQ(r->requests_per_s, 63995.43);
   EXPECT_DOUBLE_EQ(r->p50_ms, 0.635);
   EXPECT_DOUBLE_EQ(r->p99_ms, 3.21);
+  EXPECT_DOUBLE_EQ(r->max_ms, 14.2);
   EXPECT_EQ(r->failures(), 0U);
+}
+
+TEST(wrk_report, a_latency_of_two_intervals_or_more_adds_the_samples_wrk_adds) {
+  // Interval 2 ms: 3 ms is under two intervals; 10 ms adds 8, 6 and 4 (2 is not over one interval).
+  auto counted = as_wrk_counts({1, 3, 1, 10}, 2);
+  std::sort(counted.begin(), counted.end());
+  EXPECT_EQ(counted, (std::vector<double>{1, 1, 3, 4, 6, 8, 10}));
+  EXPECT_EQ(as_wrk_counts({5, 50}, 0).size(), 2u);  // no interval: nothing to correct
+}
+
+TEST(wrk_report, one_long_wait_among_many_fast_ones_moves_the_percentiles_as_wrk_reports_them) {
+  // 999 answers of 1 ms and one of 100 ms at 1 ms per request: the recorded p99 is 1 ms; wrk
+  // counts the 98 answers a steady sender would have waited for meanwhile, over 1% of the samples.
+  std::vector<double> recorded(999, 1.0);
+  recorded.push_back(100);
+  auto counted = as_wrk_counts(recorded, 1);
+  EXPECT_EQ(counted.size(), 1098u);
+  std::sort(counted.begin(), counted.end());
+  EXPECT_GT(counted[counted.size() * 99 / 100], 10.0);
 }
 
 TEST(wrk_report, counts_socket_errors_and_non_2xx_answers) {
