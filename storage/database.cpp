@@ -365,6 +365,11 @@ result<std::unique_ptr<database>> database::open(const open_options& options) {
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = options.background_jobs;
   db_options.keep_log_file_num = 5;
+  // A flush's (and a compaction's) table goes to the disk a mebibyte at a time as it is written,
+  // not in one burst at its final fsync: the WAL's fsyncs, which every acknowledgement waits for,
+  // queued behind that burst (most of the WAL fsyncs over 10 ms fell inside a flush; with this,
+  // a fifth as many: docs/BENCHMARKS.md, 2026-12-02, twenty-second session).
+  db_options.bytes_per_sync = 1u << 20;
   // One thread inserts into a memtable at a time (the write group's leader), as our skip list
   // requires; the group commit is the only busy writer anyway.
   db_options.allow_concurrent_memtable_write = false;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -129,6 +130,22 @@ TEST(database, flushed_tables_are_written_uncompressed) {
   EXPECT_GE(tables.size(), 3u);  // 900 KB through a 64 KiB memtable
   for (const auto& [file, properties] : tables) EXPECT_EQ(properties->compression_name, "NoCompression") << file;
   for (auto* h : handles) ASSERT_TRUE(raw->DestroyColumnFamilyHandle(h).ok());
+}
+
+// Tables are synced to the disk as they are written (RocksDB's bytes_per_sync, in the options file
+// it keeps beside the data), so a flush does not reach the disk in one burst that the WAL's fsyncs
+// would queue behind.
+TEST(database, tables_reach_the_disk_a_mebibyte_at_a_time_as_they_are_written) {
+  testing::temp_dir dir;
+  { ASSERT_TRUE(database::open({.dir = dir.path()})); }
+  std::string options_text;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("OPTIONS-", 0) != 0) continue;
+    std::ifstream in(entry.path());
+    options_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_FALSE(options_text.empty());
+  EXPECT_NE(options_text.find("\n  bytes_per_sync=1048576\n"), std::string::npos);
 }
 
 // Memtables RocksDB dropped after their flush leave their 2 MiB chunks to the next ones (so the
