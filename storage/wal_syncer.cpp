@@ -52,14 +52,11 @@ result<void> wal_syncer::write(write_batch batch) {
     // The writer leaves once nothing is handed over after stop(): a batch handed over now could
     // wait forever.
     if (writer_.stopping()) return error{errc::busy, "the group commit is stopping"};
-    to_write_.push_back({std::move(batch),
-                         {},
-                         [&](const result<void>& r) {
+    to_write_.push_back({std::move(batch), {}, [&](const result<void>& r) {
                            std::lock_guard told_lock(told_mutex);
                            outcome = r;
                            told.notify_one();
-                         },
-                         clock::now()});
+                         }});
   }
   handed_.notify_one();
   std::unique_lock told_lock(told_mutex);

@@ -55,14 +55,14 @@ class wal_syncer {
   [[nodiscard]] const metrics::histogram& fsync_seconds() const { return fsync_seconds_; }
 
  private:
+  using clock = std::chrono::steady_clock;
   // A batch handed over, and whom to tell: `done` after the fsync (commit), or `written` after
   // the round's write (write).
-  using clock = std::chrono::steady_clock;
   struct handed_over {
     write_batch batch;
     std::function<void(bool)> done;
     std::function<void(const result<void>&)> written;
-    clock::time_point since;  // when it was handed over
+    clock::time_point since{};  // when a commit was handed over (a write is not timed)
   };
   // Whom the syncer tells after its fsync, whether their write went through, and since when they wait.
   struct to_tell {

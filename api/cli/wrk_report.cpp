@@ -78,6 +78,9 @@ std::optional<wrk_report> parse_wrk_report(std::string_view text) {
 
 std::vector<double> as_wrk_counts(std::vector<double> latencies_ms, double interval_ms) {
   if (interval_ms <= 0) return latencies_ms;
+  // Bounded when `interval` is wrk's (run time over one connection's requests): a connection waits
+  // at most the run time in all, so its latencies add at most run time / interval samples, one
+  // connection's request count; the result is then at most about twice the input.
   const std::size_t recorded = latencies_ms.size();
   for (std::size_t i = 0; i < recorded; ++i) {
     const double latency = latencies_ms[i];
